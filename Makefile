@@ -1,0 +1,62 @@
+# Llama 3, step by step. Two commands for everyone: `make run` and `make test`.
+# Each sets up .venv and the stand-in checkpoint when they are missing, and skips them when present.
+
+SHELL := /bin/bash
+PYTHON_SYS ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NOTEBOOKS := notebooks/01_tokenization.ipynb notebooks/02_embedding_lookup.ipynb \
+             notebooks/03_rmsnorm.ipynb notebooks/04_rope.ipynb
+
+# A relative LLAMA3_DIR is taken relative to this folder (the kernels run in notebooks/).
+ifneq ($(strip $(LLAMA3_DIR)),)
+export LLAMA3_DIR := $(abspath $(LLAMA3_DIR))
+endif
+
+.PHONY: run test html check-weights refresh bench standin setup clean
+
+## setup: create .venv and install the pinned requirements (skipped when up to date)
+setup: $(STAMP)
+$(STAMP): requirements.txt
+	@echo "==> creating $(VENV) and installing requirements.txt (pinned; torch 2.13.0 CPU build)"
+	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --progress-bar on -r requirements.txt
+	@touch $@
+
+## standin: build the synthetic stand-in checkpoint in data/standin/ unless LLAMA3_DIR is set
+standin: $(STAMP)
+	@if [ -z "$(LLAMA3_DIR)" ]; then $(PY) notebooks/plumbing.py build-standin; \
+	 else echo "==> LLAMA3_DIR is set: using those weights"; fi
+
+## run: execute the four notebooks in order into build/, then export the HTML site
+run: standin
+	@echo "==> executing the notebooks into build/"
+	$(PY) tools/run_notebooks.py --out build $(NOTEBOOKS)
+	@$(MAKE) --no-print-directory html
+
+## html: export the executed notebooks in build/ to a static site in site/
+html: $(STAMP)
+	$(PY) tools/build_site.py
+
+## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/
+test: standin
+	$(PY) -m pytest -p no:cacheprovider $$($(PY) notebooks/plumbing.py nbval-flag) --nbval-current-env \
+	    $(NOTEBOOKS) tests/
+
+## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report
+check-weights: standin
+	@$(PY) notebooks/plumbing.py check-weights
+
+## refresh: re-execute the committed notebooks in place on the stand-in (maintainers)
+refresh: $(STAMP)
+	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) notebooks/plumbing.py build-standin
+	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) tools/run_notebooks.py --inplace $(NOTEBOOKS)
+
+## bench: measure time and memory of the series on this machine (writes build/bench.md)
+bench: standin
+	$(PY) tools/bench.py
+
+clean:
+	rm -rf build site

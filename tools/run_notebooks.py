@@ -1,0 +1,87 @@
+"""Execute notebooks of the series with nbclient, showing a progress bar per notebook.
+
+    python tools/run_notebooks.py --out build notebooks/01_tokenization.ipynb ...
+    python tools/run_notebooks.py --inplace notebooks/*.ipynb     # `make refresh`
+
+Each notebook runs with ``notebooks/`` as its working directory, as in Jupyter. Cells
+run top to bottom; execution timings are not recorded, so outputs stay reproducible.
+A failing cell stops the run with the cell's error and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from tqdm.auto import tqdm
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+
+
+def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = None,
+                     progress: bool = True, timeout: int = 600):
+    """Run notebook ``src`` top to bottom and write the executed copy to ``dest`` (if given).
+
+    Args:
+        src: the notebook to run.
+        dest: where to write the executed notebook (may equal ``src``); ``None`` writes nothing.
+        env: environment for the kernel (default: this process's).
+        progress: show a tqdm bar over the code cells.
+        timeout: seconds allowed per cell.
+
+    Returns:
+        The executed ``nbformat.NotebookNode``.
+
+    Raises:
+        nbclient.exceptions.CellExecutionError: a cell raised; the message holds its traceback.
+    """
+    nb = nbformat.read(src, as_version=4)
+    n_code = sum(c.cell_type == "code" for c in nb.cells)
+    bar = tqdm(total=n_code, desc=src.stem, unit="cell", disable=not progress, leave=True)
+
+    def on_cell_executed(cell, **_):
+        if cell.cell_type == "code":
+            bar.update(1)
+
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", record_timing=False,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=on_cell_executed,
+    )
+    try:
+        client.execute(env=dict(os.environ if env is None else env))
+    finally:
+        bar.close()
+    nb.metadata.pop("widgets", None)
+    if dest is not None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        nbformat.write(nb, tmp)
+        os.replace(tmp, dest)
+    return nb
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--out", type=Path, help="folder for the executed copies")
+    group.add_argument("--inplace", action="store_true", help="overwrite the notebooks with their executed versions")
+    args = parser.parse_args(argv)
+    for nb_path in args.notebooks:
+        dest = nb_path if args.inplace else args.out / nb_path.name
+        try:
+            execute_notebook(nb_path.resolve(), dest)
+        except CellExecutionError as e:
+            print(f"\n{nb_path.name} failed:\n{e}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
