@@ -11,6 +11,7 @@ Shapes are those of Meta-Llama-3-8B for the 17-token prompt
 "the answer to the ultimate question of life, the universe, and everything is ".
 """
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -18,6 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
+
+plt.style.use("default")  # ignore any local matplotlibrc, so every machine draws the same picture
 
 OUT = Path(__file__).resolve().parent
 DPI = 120
@@ -72,9 +75,9 @@ def box(ax, x, y, w, h, lines, face="white", edge=BLACK, text=BLACK, lw=1.2):
         offset -= hgt / 2
 
 
-def arrow(ax, start, end, colour=BLACK, lw=1.3, style="-|>"):
+def arrow(ax, start, end, colour=BLACK, lw=1.3):
     ax.annotate("", xy=end, xytext=start,
-                arrowprops=dict(arrowstyle=style, color=colour, lw=lw, shrinkA=0, shrinkB=0,
+                arrowprops=dict(arrowstyle="-|>", color=colour, lw=lw, shrinkA=0, shrinkB=0,
                                 mutation_scale=12))
 
 
@@ -82,7 +85,8 @@ def arrow(ax, start, end, colour=BLACK, lw=1.3, style="-|>"):
 # column centres; the last gap is wider to leave room for freqs_cis
 COLS = [0.95, 3.65, 6.35, 9.05, 11.75, 15.05]
 XLIM = (0.0, 16.0)
-# name -> (notebook, column, y, full-size lines, compact lines); a line is (text, kind)
+# name -> (notebook, column, y, full-size lines, compact lines); a line is (text, kind).
+# freqs_cis sits half-way between columns 4 and 5, below the row (its y depends on the size).
 NODES = {
     "text": (1, 0, 0.0, [("text", "name"), ("str", "mono"), ('"the answer to the', "note"),
                          ("ultimate question of", "note"), ("life, the universe,", "note"),
@@ -97,17 +101,17 @@ NODES = {
                          ("bf16", "mono")],
              [("token_embeddings", "name"), ("[17, 4096] bf16", "mono")]),
     "xq": (4, 4, 0.55, [("xq", "name"), ("[17, 32, 128] bf16", "mono"), ("[seq, n_heads, head_dim]", "sym")],
-           [("xq", "name"), ("[17, 32, 128] bf16", "mono")]),
+           [("xq", "name"), ("[17, 32, 128]", "mono"), ("bf16", "mono")]),
     "xk": (4, 4, -0.55, [("xk", "name"), ("[17, 8, 128] bf16", "mono"), ("[seq, n_kv_heads, head_dim]", "sym")],
-           [("xk", "name"), ("[17, 8, 128] bf16", "mono")]),
+           [("xk", "name"), ("[17, 8, 128]", "mono"), ("bf16", "mono")]),
     "xq_rot": (4, 5, 0.55, [("xq_rotated", "name"), ("[17, 32, 128] bf16", "mono"),
                             ("[seq, n_heads, head_dim]", "sym")],
-               [("xq_rotated", "name"), ("[17, 32, 128] bf16", "mono")]),
+               [("xq_rotated", "name"), ("[17, 32, 128]", "mono"), ("bf16", "mono")]),
     "xk_rot": (4, 5, -0.55, [("xk_rotated", "name"), ("[17, 8, 128] bf16", "mono"),
                              ("[seq, n_kv_heads, head_dim]", "sym")],
-               [("xk_rotated", "name"), ("[17, 8, 128] bf16", "mono")]),
-    "freqs": (4, None, None, [("freqs_cis", "name"), ("[17, 64] complex64", "mono"),
-                              ("[seq, head_dim / 2]", "sym"), ("cos + i·sin of m·θ_i", "note")],
+               [("xk_rotated", "name"), ("[17, 8, 128]", "mono"), ("bf16", "mono")]),
+    "freqs": (4, 4.5, None, [("freqs_cis", "name"), ("[17, 64] complex64", "mono"),
+                              ("[seq, head_dim / 2]", "sym"), (r"$\cos m\theta_i + i \sin m\theta_i$", "note")],
               [("freqs_cis", "name"), ("[17, 64] complex64", "mono")]),
 }
 INPUT_OF = {2: "tokens", 3: "unnorm", 4: "norm"}  # the box a notebook starts from
@@ -116,12 +120,12 @@ INPUT_OF = {2: "tokens", 3: "unnorm", 4: "norm"}  # the box a notebook starts fr
 def draw_path(highlight=None, compact=False):
     """highlight=None: every notebook in colour, with bands; highlight=k: notebook k only."""
     if compact:
-        width, height, ylim, w, freqs_y = 10.0, 2.5, (-1.95, 1.45), 1.75, -1.45
+        width, height, ylim, w, freqs_y = 10.0, 2.5, (-2.1, 1.45), 1.7, -1.6
         font = {"name": (7, "bold", MONO), "mono": (7, "normal", MONO), "op": 7, "band": 8}
         heights = {"text": 0.75, "unnorm": 1.0, "freqs": 0.75}
     else:
-        width, height, ylim, w, freqs_y = 16.0, 4.7, (-3.05, 1.65), 1.6, -1.85
-        font = {"name": (9.5, "bold", MONO), "mono": (9, "normal", MONO), "sym": (7.5, "normal", "DejaVu Sans"),
+        width, height, ylim, w, freqs_y = 16.0, 4.7, (-3.05, 1.65), 1.65, -1.85
+        font = {"name": (9.5, "bold", MONO), "mono": (9, "normal", MONO), "sym": (7, "normal", "DejaVu Sans"),
                 "note": (7.5, "italic", "DejaVu Sans"), "op": 7.5, "band": 10}
         heights = {"text": 1.45, "unnorm": 1.2, "freqs": 0.95}
     fig, ax = canvas(width, height, XLIM, ylim)
@@ -137,26 +141,27 @@ def draw_path(highlight=None, compact=False):
             ax.add_patch(Rectangle((x0, ylim[0] + (0.55 if not compact else 0.05)), x1 - x0,
                                    ylim[1] - ylim[0] - (0.6 if not compact else 0.1),
                                    facecolor=tint(colour, 0.16), edgecolor="none", zorder=-2))
-        label = title if highlight != nb else "▶ " + title + " (this notebook)"
+        label = title if highlight != nb else "▶ " + title
         ax.text((x0 + x1) / 2, ylim[1] - 0.12, label, ha="center", va="top", fontsize=font["band"],
                 fontweight="bold" if highlight == nb else "normal", color=BLACK if on(nb) else GREY)
 
     boxes = {}
     for key, (nb, col, y, full_lines, compact_lines) in NODES.items():
-        x = COLS[col] if key != "freqs" else (COLS[4] + COLS[5]) / 2  # freqs_cis sits between columns
-        y = y if key != "freqs" else freqs_y
+        x = (COLS[math.floor(col)] + COLS[math.ceil(col)]) / 2
+        y = freqs_y if y is None else y
         h = heights.get(key, 0.85 if key.startswith("x") else 1.0)
         if compact and key.startswith("x"):
             h = 0.8
         lines = [(text,) + font[kind] for text, kind in (compact_lines if compact else full_lines)]
-        boxes[key] = (x, y, w, h)
+        w_box = w + 0.3 if key == "freqs" else w  # freqs_cis has room to be wider
+        boxes[key] = (x, y, w_box, h)
         colour = NOTEBOOKS[nb][1]
         if on(nb):
-            box(ax, x, y, w, h, lines, face=tint(colour, 0.35), edge=colour, lw=1.6)
+            box(ax, x, y, w_box, h, lines, face=tint(colour, 0.35), edge=colour, lw=1.6)
         elif highlight is not None and INPUT_OF.get(highlight) == key:
-            box(ax, x, y, w, h, lines, face="white", edge=BLACK)
+            box(ax, x, y, w_box, h, lines, face="white", edge=BLACK)
         else:
-            box(ax, x, y, w, h, lines, face=LIGHT_GREY, edge=GREY, text=GREY)
+            box(ax, x, y, w_box, h, lines, face=LIGHT_GREY, edge=GREY, text=GREY)
 
     def right(key, dy=0.0):
         x, y, w_, _ = boxes[key]
@@ -194,87 +199,85 @@ def draw_path(highlight=None, compact=False):
         ax.text(XLIM[0] + 0.2, ylim[0] + 0.25,
                 "wq = layers.0.attention.wq.weight [4096, 4096];  wk = layers.0.attention.wk.weight "
                 "[1024, 4096];  dim = 4096, n_heads = 32, n_kv_heads = 8, head_dim = 128;  "
-                "seq = 17 tokens;  m = position, θ_i = 500000^(−2i/128), i = 0 … 63",
+                r"seq = 17 tokens;  $m$ = position,  $\theta_i = 500000^{-2i/128},\ i = 0 \ldots 63$",
                 ha="left", va="bottom", fontsize=8, color=BLACK)
     return fig
 
 
 # ---------------------------------------------------------------- RoPE pairing, Meta vs HF
+PAIR_COLOUR = {0: ORANGE, 1: SKY, 2: GREEN, 3: BLUE, 63: PURPLE}  # pair i -> colour, same in both layouts
+
+
 def draw_rope_pairs():
-    fig, ax = canvas(12.5, 6.4, (0, 12.5), (0, 6.4))
-    pair_colour = {0: ORANGE, 1: SKY, 2: GREEN, 3: BLUE, 63: VERMILLION}
+    fig, ax = canvas(12.5, 6.0, (0, 12.5), (0, 6.0))
     cell = 0.42
 
     def row(y, dims, pair_of):
-        """Draw one 128-dim head as cells (only the listed dims; None = '…'). Returns x of each dim."""
+        """Cells for some of one head's 128 dims (None = '…'), labelled with their pair. Returns x of each dim."""
         xs, x = {}, 0.5
         for d in dims:
             if d is None:
-                ax.text(x + cell / 2, y + cell / 2, "…", ha="center", va="center", fontsize=12)
-            else:
-                colour = pair_colour.get(pair_of(d), LIGHT_GREY)
-                ax.add_patch(Rectangle((x, y), cell, cell, facecolor=tint(colour, 0.55), edgecolor=BLACK, lw=0.8))
-                ax.text(x + cell / 2, y + cell / 2, str(d), ha="center", va="center", fontsize=8.5, family=MONO)
-                xs[d] = x + cell / 2
-            x += cell + (0.06 if d is not None else 0.1)
+                ax.text(x + 0.1, y + cell / 2, "…", ha="center", va="center", fontsize=12)
+                x += 0.2 + 0.06
+                continue
+            ax.add_patch(Rectangle((x, y), cell, cell, facecolor=tint(PAIR_COLOUR[pair_of(d)], 0.55),
+                                   edgecolor=BLACK, lw=0.8))
+            ax.text(x + cell / 2, y + cell / 2, str(d), ha="center", va="center", fontsize=8.5, family=MONO)
+            xs[d] = x + cell / 2
+            x += cell + 0.06
         return xs
 
-    def bracket(x0, x1, y, text, colour):
-        ax.plot([x0, x0, x1, x1], [y, y - 0.1, y - 0.1, y], color=colour, lw=1.6)
-        ax.text((x0 + x1) / 2, y - 0.17, text, ha="center", va="top", fontsize=8.5, color=BLACK)
-
     # Meta: interleaved, pair i = dims (2i, 2i+1)
-    ax.text(0.5, 6.15, "Meta layout (apply_rotary_emb in Meta's llama/model.py): adjacent dimensions form a pair",
+    ax.text(0.5, 5.8, "Meta layout (apply_rotary_emb in Meta's llama/model.py): adjacent dimensions form a pair",
             fontsize=11, fontweight="bold", va="top")
-    ax.text(0.5, 5.8, "view_as_complex(x.reshape(..., 64, 2)):  pair i = dims (2i, 2i+1)  →  complex number "
+    ax.text(0.5, 5.45, "view_as_complex(x.reshape(..., 64, 2)):  pair i = dims (2i, 2i+1)  →  complex number "
             "x[2i] + i·x[2i+1]", fontsize=9.5, va="top", family=MONO)
-    xs = row(4.75, [0, 1, 2, 3, 4, 5, 6, 7, None, 126, 127], lambda d: d // 2)
-    for i in (0, 1, 2, 3, 63):
-        bracket(xs[2 * i] - cell / 2, xs[2 * i + 1] + cell / 2, 4.68, f"pair {i}\nangle m·θ_{i}", pair_colour[i])
+    xs = row(4.45, [0, 1, 2, 3, 4, 5, 6, 7, None, 126, 127], lambda d: d // 2)
+    for i in PAIR_COLOUR:
+        x0, x1, y = xs[2 * i] - cell / 2, xs[2 * i + 1] + cell / 2, 4.38
+        ax.plot([x0, x0, x1, x1], [y, y - 0.1, y - 0.1, y], color=PAIR_COLOUR[i], lw=1.6)
+        ax.text((x0 + x1) / 2, y - 0.17, f"pair {i}\nangle $m\\theta_{{{i}}}$", ha="center", va="top",
+                fontsize=8.5)
 
     # Hugging Face: rotate_half, pair i = dims (i, i+64)
-    ax.text(0.5, 3.35, "Hugging Face layout (rotate_half in transformers' modeling_llama.py): "
+    ax.text(0.5, 3.1, "Hugging Face layout (rotate_half in transformers' modeling_llama.py): "
             "dimension i pairs with i + 64", fontsize=11, fontweight="bold", va="top")
-    ax.text(0.5, 3.0, "x * cos + rotate_half(x) * sin,  rotate_half(x) = cat(−x[64:], x[:64]):  "
+    ax.text(0.5, 2.75, "x * cos + rotate_half(x) * sin,  rotate_half(x) = cat(−x[64:], x[:64]):  "
             "pair i = dims (i, i+64)", fontsize=9.5, va="top", family=MONO)
-    xs = row(1.45, [0, 1, 2, 3, None, 63, 64, 65, 66, 67, None, 127], lambda d: d % 64)
-    for k, i in enumerate((0, 1, 2, 3, 63)):
-        if i + 64 not in xs:
-            continue
-        x0, x1 = xs[i], xs[i + 64]
-        top = 1.45 + cell + 0.04
-        rise = 0.25 + 0.12 * k
-        ax.plot([x0, x0, x1, x1], [top, top + rise, top + rise, top], color=pair_colour[i], lw=1.6)
-    for i in (0, 1, 2, 63):
-        x0, x1 = xs[i], xs[i + 64]
-    ax.text(0.5, 1.25, "pair i (same colour) is rotated by angle m·θ_i; "
-            "pair 3 (dims 3 and 67) likewise, and so on up to pair 63 (dims 63 and 127)",
-            fontsize=8.5, va="top")
+    y = 1.2
+    xs = row(y, [0, 1, 2, 3, None, 63, 64, 65, 66, 67, None, 127], lambda d: d % 64)
+    for k, i in enumerate(PAIR_COLOUR):
+        x0, x1, top, rise = xs[i], xs[i + 64], y + cell + 0.04, 0.22 + 0.12 * k
+        ax.plot([x0, x0, x1, x1], [top, top + rise, top + rise, top], color=PAIR_COLOUR[i], lw=1.6)
+        for d in (i, i + 64):
+            ax.text(xs[d], y - 0.07, f"pair\n{i}", ha="center", va="top", fontsize=8, linespacing=1.0)
 
     # one pair, rotated in its own plane
-    cx, cy, r = 10.55, 4.35, 1.05
-    ax.annotate("", xy=(cx + r * 1.25, cy), xytext=(cx - 0.3, cy),
-                arrowprops=dict(arrowstyle="-|>", color=GREY, lw=0.8))
-    ax.annotate("", xy=(cx, cy + r * 1.2), xytext=(cx, cy - 0.3),
-                arrowprops=dict(arrowstyle="-|>", color=GREY, lw=0.8))
-    import math
+    cx, cy, r = 10.55, 4.2, 1.0
+    theta_63 = 500000 ** (-126 / 128)
+    exponent = math.floor(math.log10(theta_63))
+    ax.annotate("", xy=(cx + 1.3, cy), xytext=(cx - 0.3, cy), arrowprops=dict(arrowstyle="-|>", color=GREY, lw=0.8))
+    ax.annotate("", xy=(cx, cy + 1.25), xytext=(cx, cy - 0.3), arrowprops=dict(arrowstyle="-|>", color=GREY, lw=0.8))
     a0, turn = math.radians(15), math.radians(50)
     p = (cx + r * math.cos(a0), cy + r * math.sin(a0))
-    q = (cx + r * math.cos(a0 + turn), cy + r * math.sin(a0 + turn))
     arrow(ax, (cx, cy), p, BLACK, 1.6)
-    arrow(ax, (cx, cy), q, PURPLE, 1.8)
+    arrow(ax, (cx, cy), (cx + r * math.cos(a0 + turn), cy + r * math.sin(a0 + turn)), PURPLE, 1.8)
     arc = [a0 + turn * t / 20 for t in range(21)]
     ax.plot([cx + 0.45 * math.cos(a) for a in arc], [cy + 0.45 * math.sin(a) for a in arc], color=PURPLE, lw=1.2)
-    ax.text(cx + 0.5 * math.cos(a0 + turn / 2) + 0.05, cy + 0.5 * math.sin(a0 + turn / 2), "m·θ_i",
-            fontsize=9, color=BLACK, va="bottom")
+    ax.text(cx + 0.5 * math.cos(a0 + turn / 2) + 0.05, cy + 0.5 * math.sin(a0 + turn / 2), r"$m\theta_i$",
+            fontsize=10, va="bottom")
     ax.text(p[0] + 0.05, p[1] - 0.05, "(a, b)", fontsize=9, va="top")
-    ax.text(cx + 1.3, cy - 0.02, "a", fontsize=9, color=GREY, va="center")
-    ax.text(cx + 0.05, cy + 1.27, "b", fontsize=9, color=GREY, ha="left", va="center")
-    ax.text(cx - 0.15, cy - 0.55, "one pair, at position m:\n"
-            "(a + i·b) · freqs_cis[m, i]\n= (a + i·b) · (cos m·θ_i + i·sin m·θ_i)\n\n"
-            "θ_i = 500000^(−2i/128), i = 0 … 63\n"
-            f"θ_0 = 1,  θ_63 ≈ {500000 ** (-126 / 128):.1e}", fontsize=8.5, va="top", ha="center")
-    ax.text(0.5, 0.5, "Both layouts apply the same 64 rotations; they differ only in which two of the 128 "
+    ax.text(cx + 1.35, cy, "a", fontsize=9, color=GREY, va="center")
+    ax.text(cx + 0.07, cy + 1.25, "b", fontsize=9, color=GREY, va="center")
+    ax.text(cx + 0.2, cy - 0.55,
+            "pair i at position m, as a complex number:\n"
+            "a, b = x[2i], x[2i+1] in Meta's layout,\nor x[i], x[i+64] in Hugging Face's\n"
+            r"$(a + ib)\cdot$ freqs_cis[m, i]" "\n"
+            r"$= (a + ib)(\cos m\theta_i + i \sin m\theta_i)$" "\n\n"
+            r"$\theta_i = 500000^{-2i/128},\ i = 0 \ldots 63$" "\n"
+            rf"$\theta_0 = 1,\ \theta_{{63}} \approx {theta_63 / 10 ** exponent:.1f} \times 10^{{{exponent}}}$",
+            fontsize=9, va="top", ha="center", linespacing=1.6)
+    ax.text(0.5, 0.3, "Both layouts apply the same 64 rotations; they differ only in which two of the 128 "
             "dimensions form each pair.\nHugging Face's conversion script permutes the rows of wq and wk so "
             "that its checkpoint, used with rotate_half, gives the same attention scores as Meta's.",
             fontsize=9, va="center")
@@ -283,58 +286,62 @@ def draw_rope_pairs():
 
 # ---------------------------------------------------------------- RMSNorm: which axis
 def draw_rmsnorm_axes():
-    fig, ax = canvas(12.0, 5.0, (0, 12), (0, 5))
-    rows, cols, cw, ch = 6, 9, 0.42, 0.36
-    row_colours = [ORANGE, SKY, GREEN, BLUE, VERMILLION, PURPLE]
+    fig, ax = canvas(12.6, 4.1, (0, 12.6), (0.3, 4.4))
+    cols, cw, ch = 9, 0.42, 0.34
+    rows = ["token 0", "token 1", "token 2", None, "token 15", "token 16"]  # None = '⋮'
+    row_colours = [ORANGE, SKY, GREEN, None, BLUE, PURPLE]
+    y_top = 3.45
 
-    def matrix(x0, y0, per_row):
-        top = y0 + rows * ch
-        for r in range(rows):
-            y = top - (r + 1) * ch
-            colour = row_colours[r] if per_row else YELLOW
+    def matrix(x0, per_row):
+        for r, name in enumerate(rows):
+            y = y_top - (r + 1) * ch
+            if name is None:
+                ax.text(x0 + 3.5 * cw, y + ch / 2, "⋮", ha="center", va="center", fontsize=10)
+                continue
+            ax.text(x0 - 0.1, y + ch / 2, name, ha="right", va="center", fontsize=8.5)
             for c in range(cols):
-                if c == cols - 2:  # a gap column for "…"
+                if c == cols - 2:  # a column of '…' for the hidden dims
                     ax.text(x0 + (c + 0.5) * cw, y + ch / 2, "…", ha="center", va="center", fontsize=9)
                     continue
-                ax.add_patch(Rectangle((x0 + c * cw, y), cw, ch, facecolor=tint(colour, 0.45),
+                colour = row_colours[r] if per_row else YELLOW
+                ax.add_patch(Rectangle((x0 + c * cw, y), cw, ch, facecolor=tint(colour, 0.5),
                                        edgecolor="white", lw=1.0))
-        ax.text(x0 - 0.1, top - ch / 2, "token 0", ha="right", va="center", fontsize=8.5)
-        ax.text(x0 - 0.1, top - (rows - 0.5) * ch, "token 16", ha="right", va="center", fontsize=8.5)
-        ax.text(x0 - 0.1, top - 3 * ch, "⋮", ha="right", va="center", fontsize=10)
-        ax.annotate("", xy=(x0 + cols * cw, top + 0.15), xytext=(x0, top + 0.15),
-                    arrowprops=dict(arrowstyle="-|>", color=BLACK, lw=1.0))
-        ax.text(x0 + cols * cw / 2, top + 0.22, "dim = 4096 values per token (last axis, dim=-1)",
+        arrow(ax, (x0, y_top + 0.12), (x0 + cols * cw, y_top + 0.12), BLACK, 1.0)
+        ax.text(x0 + cols * cw / 2, y_top + 0.2, "4096 values per token (last axis, dim=-1)",
                 ha="center", va="bottom", fontsize=8.5)
-        return top
 
     # left: RMSNorm, one statistic per row
-    ax.text(0.3, 4.85, "RMSNorm (Llama): each token normalised over its own 4096 values", fontsize=11,
+    ax.text(0.3, 4.25, "RMSNorm (Llama): each token normalised over its own 4096 values", fontsize=11,
             fontweight="bold", va="top")
-    x0, y0 = 1.1, 1.55
-    top = matrix(x0, y0, per_row=True)
-    for r in range(rows):
-        y = top - (r + 0.5) * ch
-        arrow(ax, (x0 + cols * cw + 0.08, y), (x0 + cols * cw + 0.48, y), row_colours[r], 1.1)
-        ax.text(x0 + cols * cw + 0.55, y, f"rms[{r if r < 3 else ('…' if r < 5 else 16)}]"
-                if r != 3 else "⋮", ha="left", va="center", fontsize=8.5, family=MONO)
-    ax.text(0.3, 1.3, "rms = sqrt(mean(x², dim=-1, keepdim=True) + norm_eps)   → shape [17, 1]\n"
-            "out = x / rms * attention_norm.weight   → shape [17, 4096]\n"
-            "norm_eps = 1e-5; each token's result does not depend on the other tokens",
+    x0 = 1.1
+    matrix(x0, per_row=True)
+    for r, name in enumerate(rows):
+        y = y_top - (r + 0.5) * ch
+        if name is not None:
+            arrow(ax, (x0 + cols * cw + 0.08, y), (x0 + cols * cw + 0.48, y), row_colours[r], 1.1)
+            ax.text(x0 + cols * cw + 0.55, y, f"rms[{name.split()[1]}]", ha="left", va="center",
+                    fontsize=8.5, family=MONO)
+        else:
+            ax.text(x0 + cols * cw + 0.8, y, "⋮", ha="center", va="center", fontsize=10)
+    ax.text(0.3, 1.15, "rms = sqrt(mean(x², dim=-1, keepdim=True) + norm_eps)  → [17, 1]\n"
+            "out = x / rms * attention_norm.weight           → [17, 4096]\n"
+            "norm_eps = 1e-5; a token's result does not depend on other tokens",
             fontsize=8.5, va="top", family=MONO, linespacing=1.5)
 
     # right: the wrong version, one statistic over everything
-    ax.text(6.5, 4.85, "Not RMSNorm: one mean over the whole [17, 4096] sample", fontsize=11,
-            fontweight="bold", va="top", color=BLACK)
-    x0 = 7.4
-    top = matrix(x0, y0, per_row=False)
-    ax.plot([x0 + cols * cw + 0.12] * 2, [top, top - rows * ch], color=BLACK, lw=1.1)
-    arrow(ax, (x0 + cols * cw + 0.12, top - rows * ch / 2), (x0 + cols * cw + 0.5, top - rows * ch / 2), BLACK, 1.1)
-    ax.text(x0 + cols * cw + 0.57, top - rows * ch / 2, "one\nnumber", ha="left", va="center", fontsize=8.5)
-    ax.text(6.5, 1.3, "s = sqrt(mean(x²) + norm_eps)   → a single scalar\n"
+    ax.text(6.5, 4.25, "Not RMSNorm: one mean over all 17 × 4096 values", fontsize=11,
+            fontweight="bold", va="top")
+    x0, xr = 7.3, 7.3 + cols * cw + 0.12
+    matrix(x0, per_row=False)
+    ym = y_top - len(rows) * ch / 2
+    ax.plot([xr, xr], [y_top, y_top - len(rows) * ch], color=BLACK, lw=1.1)
+    arrow(ax, (xr, ym), (xr + 0.4, ym), BLACK, 1.1)
+    ax.text(xr + 0.47, ym, "s: one\nnumber", ha="left", va="center", fontsize=8.5)
+    ax.text(6.5, 1.15, "s = sqrt(mean(x²) + norm_eps)  → one scalar\n"
             "every token is divided by the same s, so a token's\n"
             "result changes when other tokens in the prompt change",
             fontsize=8.5, va="top", family=MONO, linespacing=1.5)
-    ax.plot([6.25, 6.25], [0.2, 4.85], color=GREY, lw=0.8)
+    ax.plot([6.25, 6.25], [0.4, 4.25], color=GREY, lw=0.8)
     return fig
 
 

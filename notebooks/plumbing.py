@@ -530,8 +530,9 @@ def _torch_load_mmap(path: Path) -> dict:
     except (RuntimeError, OSError, ValueError) as e:
         text = str(e)
         if "mmap" in text.lower() or "memory map" in text.lower() or isinstance(e, OSError) and getattr(e, "errno", None) in (12, 19):
+            reason = text.splitlines()[0].rsplit(": ", 1)[-1] if text else type(e).__name__
             raise Llama3Error(
-                f"The system refused to memory-map {shown} ({text.splitlines()[0] if text else type(e).__name__}). "
+                f"The system refused to memory-map {shown} ({reason}). "
                 "Copy the checkpoint to a local disk (network and some FUSE file systems cannot be memory-mapped) "
                 "and check that virtual memory is not capped (`ulimit -v` should print 'unlimited')."
             ) from None
@@ -921,7 +922,11 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
     params = ModelParams.from_dict(LLAMA3_8B_PARAMS)
     tensors = standin_tensors(params, seed)
     done()
-    _atomic_write(target / "consolidated.00.pth", lambda tmp: torch.save(tensors, tmp))
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as f:  # a file object: the zip's inner folder is "archive", not the temp name
+            torch.save(tensors, f)
+
+    _atomic_write(target / "consolidated.00.pth", save)
     del tensors
     done()
     _atomic_write(target / "params.json", lambda tmp: tmp.write_text(json.dumps(LLAMA3_8B_PARAMS, indent=2) + "\n"))
