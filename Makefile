@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(LLAMA3_DIR))
 endif
 
-.PHONY: run test html check-weights refresh bench standin setup clean
+.PHONY: run test html check-weights refresh bench standin setup lab clean
 
 ## setup: create .venv and install the pinned requirements (skipped when up to date)
 setup: $(STAMP)
@@ -57,6 +57,10 @@ refresh: $(STAMP)
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)
 bench: standin
 	$(PY) tools/bench.py
+
+## lab: open the notebooks in JupyterLab (kernel: this .venv)
+lab: standin
+	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
 	rm -rf build site

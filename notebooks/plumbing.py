@@ -104,6 +104,7 @@ class ModelParams:
     norm_eps: float = 1e-5
     rope_theta: float = 500000.0
     use_scaled_rope: bool = False
+    intermediate_size: int | None = None  # only from a Hugging Face config.json; Meta derives it
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -170,6 +171,8 @@ class ModelParams:
     @property
     def ffn_hidden_dim(self) -> int:
         """SwiGLU hidden size, Meta's ``FeedForward.__init__`` formula: 14336 for Llama 3 8B."""
+        if self.intermediate_size is not None:
+            return self.intermediate_size
         hidden = int(2 * (4 * self.dim) / 3)
         if self.ffn_dim_multiplier is not None:
             hidden = int(self.ffn_dim_multiplier * hidden)
@@ -368,7 +371,8 @@ def hf_unpermute(w, n_heads: int):
 def params_from_hf_config(raw: Mapping) -> ModelParams:
     """Map a Hugging Face Llama ``config.json`` to :class:`ModelParams` (Meta's names).
 
-    ``intermediate_size`` is checked against Meta's FFN formula by the shape check, not stored.
+    Hugging Face stores the FFN hidden size itself (``intermediate_size``) instead of Meta's
+    ``multiple_of`` and ``ffn_dim_multiplier``; it is kept as :attr:`ModelParams.intermediate_size`.
     """
     try:
         rope = raw.get("rope_scaling") or raw.get("rope_parameters") or {}
@@ -383,24 +387,12 @@ def params_from_hf_config(raw: Mapping) -> ModelParams:
             "rope_theta": float(theta),
             "use_scaled_rope": rope.get("rope_type", rope.get("type")) == "llama3",
         }
+        if raw.get("intermediate_size") is not None:
+            meta["intermediate_size"] = int(raw["intermediate_size"])
     except (KeyError, AttributeError, TypeError) as e:
         raise Llama3Error(f"config.json is not a Llama config (missing or bad {e}).") from None
     params = ModelParams.from_dict(meta, source="config.json")
-    inter = raw.get("intermediate_size")
-    if inter is not None:
-        # Recover multiple_of / ffn_dim_multiplier so that ffn_hidden_dim == intermediate_size.
-        params = _with_ffn_hidden(params, int(inter))
     return params
-
-
-def _with_ffn_hidden(params: ModelParams, hidden: int) -> ModelParams:
-    for multiple_of, mult in ((1024, 1.3), (256, None), (1024, None), (256, 1.3), (1024, 1.5), (256, 1.5)):
-        cand = ModelParams(**{**{f.name: getattr(params, f.name) for f in fields(params)},
-                              "multiple_of": multiple_of, "ffn_dim_multiplier": mult})
-        if cand.ffn_hidden_dim == hidden:
-            return cand
-    return ModelParams(**{**{f.name: getattr(params, f.name) for f in fields(params)},
-                          "multiple_of": hidden, "ffn_dim_multiplier": None})
 
 
 # --------------------------------------------------------------------------- loading
