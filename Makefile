@@ -16,6 +16,9 @@ endif
 
 .PHONY: run test html check-weights refresh bench standin setup lab clean
 
+# The site's local MathJax (pinned in tools/site/package-lock.json); npm ci writes this file.
+MATHJAX_STAMP := tools/site/node_modules/.package-lock.json
+
 ## setup: create .venv and install the pinned requirements (skipped when up to date)
 setup: $(STAMP)
 $(STAMP): requirements.txt
@@ -37,12 +40,17 @@ run: standin
 	@$(MAKE) --no-print-directory html
 
 ## html: export the executed notebooks in build/ to a static site in site/
-html: $(STAMP)
+html: $(STAMP) $(MATHJAX_STAMP)
 	$(PY) tools/build_site.py
 
+$(MATHJAX_STAMP): tools/site/package.json tools/site/package-lock.json
+	@echo "==> installing the site's local copy of MathJax (npm ci in tools/site)"
+	npm ci --prefix tools/site --no-audit --no-fund
+	@touch $@
+
 ## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/
-test: standin
-	$(PY) -m pytest -p no:cacheprovider $$($(PY) notebooks/plumbing.py nbval-flag) --nbval-current-env \
+test: standin $(if $(shell command -v npm),$(MATHJAX_STAMP))
+	$(PY) -m pytest -p no:cacheprovider -rs $$($(PY) notebooks/plumbing.py nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/
 
 ## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report
@@ -63,4 +71,4 @@ lab: standin
 	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
-	rm -rf build site
+	rm -rf build site tools/site/node_modules

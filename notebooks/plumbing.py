@@ -571,8 +571,9 @@ def open_checkpoint(folder: str | os.PathLike | None = None) -> Checkpoint:
 def llama3_special_tokens() -> list[str]:
     """Meta-Llama-3-8B's 256 special tokens, ids 128000-128255 in order.
 
-    From ``llama/tokenizer.py`` in meta-llama/llama3 (April 2024). The Llama 3.1 tokenizer
-    in ``llama-models`` gives some of the same ids other names (e.g. 128004).
+    From ``llama/tokenizer.py`` in meta-llama/llama3 (April 2024). The Llama 3.1 tokenizer in
+    ``llama-models`` keeps the ids but names 249 of the 256 differently (128004 is
+    ``<|finetune_right_pad_id|>`` there, and the reserved tokens are renumbered).
     """
     names = [
         "<|begin_of_text|>", "<|end_of_text|>",
@@ -723,41 +724,95 @@ def prompt_tokens(enc=None) -> list[int]:
 # --------------------------------------------------------------------------- setup in one call
 
 
+def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]]:
+    """Token ids of ``text`` (with ``<|begin_of_text|>``) and each token's text, computed in a child process.
+
+    Building the tokenizer costs about 50 MB of memory (128,000 ranks held both as a Python dict
+    and in tiktoken's own tables); a child process keeps that out of the notebook kernel, which
+    needs only the ids. Same result as :func:`encode_prompt` (checked by the tests).
+
+    Raises:
+        Llama3Error: the tokenizer file is unusable (the child's message is passed on).
+    """
+    import subprocess
+
+    request = json.dumps({"path": str(path), "text": text.encode("utf-8", "surrogatepass").decode("latin-1")})
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "tokenize"], input=request,
+                         capture_output=True, text=True, encoding="utf-8")
+    if out.returncode != 0:
+        message = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "the tokenizer process failed"
+        raise Llama3Error(message.removeprefix("error: "))
+    for line in out.stderr.splitlines():
+        if line.startswith("warning: "):
+            warnings.warn(line.removeprefix("warning: "), stacklevel=3)
+    result = json.loads(out.stdout)
+    return result["ids"], result["pieces"]
+
+
+def _tokenize_command() -> None:
+    """The child side of :func:`tokenize_out_of_process`: JSON request on stdin, JSON answer on stdout."""
+    request = json.loads(sys.stdin.read())
+    text = request["text"].encode("latin-1").decode("utf-8", "surrogatepass")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        enc = load_tokenizer(request["path"])
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    ids = encode_prompt(enc, text)
+    pieces = [enc.decode_single_token_bytes(t).decode("utf-8", "replace") for t in ids]
+    print(json.dumps({"ids": ids, "pieces": pieces}))
+
+
 @dataclass
 class Setup:
-    """What a notebook's setup cell needs: weights, params, tokenizer, prompt and tokens."""
+    """What a notebook's setup cell needs: weights, params, prompt, token ids and their texts.
+
+    ``pieces[i]`` is the text of token ``tokens[i]`` (bytes decoded as UTF-8; a token that holds
+    part of a character shows as U+FFFD). ``tokenizer`` (a ``tiktoken.Encoding``) is built on
+    first use only.
+    """
 
     checkpoint: Checkpoint
     params: ModelParams
-    tokenizer: object
     prompt: str
     tokens: list[int]
+    pieces: list[str]
+    _tokenizer: object = field(default=None, repr=False)
+
+    @property
+    def tokenizer(self):
+        """Llama 3's ``tiktoken.Encoding`` (see :func:`load_tokenizer`), built on first use (~50 MB)."""
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(tokenizer_path(self.checkpoint.source))
+        return self._tokenizer
 
     def report(self, keys: Iterable[str] = ()) -> str:
         """Lines to print at the top of a notebook: weights in use, prompt, config values."""
-        lines = [f"weights: {self.checkpoint.description}", f"prompt: {self.prompt!r} ({len(self.tokens)} tokens with <|begin_of_text|>)"]
+        n = len(self.tokens)
+        lines = [f"weights: {self.checkpoint.description}",
+                 f"prompt: {self.prompt!r} ({n} token{'s' if n != 1 else ''} with <|begin_of_text|>)"]
         for k in keys:
             lines.append(f"{k}: {getattr(self.params, k)!r}")
         return "\n".join(lines)
 
 
 def setup() -> Setup:
-    """Open the weights, read params, build the tokenizer and tokenize :func:`prompt`.
+    """Open the weights, read params and tokenize :func:`prompt` (see :func:`tokenize_out_of_process`).
 
     Raises:
         Llama3Error: any setup problem, with what to do about it.
     """
     ckpt = open_checkpoint()
-    enc = load_tokenizer(tokenizer_path(ckpt.source))
     text = prompt()
-    return Setup(ckpt, ckpt.params, enc, text, encode_prompt(enc, text))
+    tokens, pieces = tokenize_out_of_process(tokenizer_path(ckpt.source), text)
+    return Setup(ckpt, ckpt.params, text, tokens, pieces)
 
 
 # --------------------------------------------------------------------------- checks and exports
 
 
 def check(name: str, ours, reference, *, atol: float = 0.0, rtol: float = 0.0, why: str = "",
-          show_diff: bool = True) -> float:
+          show_diff: bool = True) -> None:
     """Compare ``ours`` with an independent ``reference``; print the verdict; raise if it fails.
 
     With ``atol == rtol == 0`` the check is bitwise (same shape, dtype and bits).
@@ -765,8 +820,7 @@ def check(name: str, ours, reference, *, atol: float = 0.0, rtol: float = 0.0, w
     must say why that tolerance is right. ``show_diff=False`` leaves the maximum difference out of the
     printed line (use it when the difference depends on the CPU's kernels, so outputs stay reproducible).
 
-    Returns:
-        The maximum absolute difference (float).
+    Returns nothing, so that a check as the last line of a cell prints only its verdict.
 
     Raises:
         AssertionError: shapes differ, or the values are not equal / not within tolerance.
@@ -788,7 +842,7 @@ def check(name: str, ours, reference, *, atol: float = 0.0, rtol: float = 0.0, w
         if not torch.equal(ours_t, ref_t):
             raise AssertionError(f"{name}: not bitwise equal (max abs diff {diff:.3g})")
         print(f"{name}: bitwise equal")
-        return diff
+        return None
     if not why:
         raise ValueError("check(): a tolerance needs a reason (why=...)")
     if not torch.allclose(a, b, rtol=rtol, atol=atol):
@@ -796,7 +850,7 @@ def check(name: str, ours, reference, *, atol: float = 0.0, rtol: float = 0.0, w
     tol = f"atol {atol:g}" + (f", rtol {rtol:g}" if rtol else "")
     shown = f"max abs diff {diff:.3g}, " if show_diff else ""
     print(f"{name}: allclose ({shown}tolerance {tol}) because {why}")
-    return diff
+    return None
 
 
 def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None = None) -> Path | None:
@@ -819,7 +873,9 @@ def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None =
     out = Path(folder).expanduser()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        meta = {"prompt": prompt(), **(metadata or {})}
+        # safetensors metadata is UTF-8: a prompt with lone surrogates is stored with escapes.
+        text = prompt().encode("utf-8", "backslashreplace").decode("utf-8")
+        meta = {"prompt": text, **(metadata or {})}
         data = {k: v.detach().contiguous() for k, v in tensors.items()}
         with tempfile.NamedTemporaryFile(dir=out, prefix=f".{filename}.", suffix=".tmp", delete=False) as tmp:
             tmp_path = Path(tmp.name)
@@ -968,7 +1024,7 @@ def check_weights_report(folder: str | os.PathLike | None = None) -> str:
         f"{p.parameter_count():,} parameters in the full model",
         f"tensors present: {len(ckpt.keys())}, all shapes agree with params.json",
         f"tokenizer: {'from the weights folder' if ckpt.source.tokenizer_path else 'from llama-models'}, "
-        f"{len(enc._mergeable_ranks) if hasattr(enc, '_mergeable_ranks') else enc.n_vocab - 256} BPE ranks; "
+        f"{enc.n_vocab - len(enc.special_tokens_set):,} BPE ranks; "
         f"the default prompt is {len(ids)} tokens",
     ]
     for name in ("tok_embeddings.weight", "layers.0.attention_norm.weight", "layers.0.attention.wq.weight", "layers.0.attention.wk.weight"):
@@ -987,6 +1043,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 build_standin()
                 print(f"stand-in built in {_display(STANDIN_DIR)}")
+            return 0
+        if cmd == "tokenize":
+            _tokenize_command()
             return 0
         if cmd == "nbval-flag":
             # Strict comparison of every output on the stand-in; with real weights only the

@@ -57,7 +57,9 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
         client.execute(env=dict(os.environ if env is None else env))
     finally:
         bar.close()
+    # Keep only what a reader's Jupyter needs: no widget state, no interpreter version.
     nb.metadata.pop("widgets", None)
+    nb.metadata["language_info"] = {"name": "python"}
     if dest is not None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.tmp")
