@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 from nbclient.exceptions import CellExecutionError
 from tqdm.auto import tqdm
 
@@ -49,14 +51,17 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
         if cell.cell_type == "code":
             bar.update(1)
 
-    client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", record_timing=False,
-        resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=on_cell_executed,
-    )
-    try:
-        client.execute(env=dict(os.environ if env is None else env))
-    finally:
-        bar.close()
+    # Local IPC sockets in a private temporary folder: nothing listens on the network.
+    with tempfile.TemporaryDirectory(prefix="llama3-kernel-") as sockets:
+        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+        client = NotebookClient(
+            nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
+            resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=on_cell_executed,
+        )
+        try:
+            client.execute(env=dict(os.environ if env is None else env))
+        finally:
+            bar.close()
     # Keep only what a reader's Jupyter needs: no widget state, no interpreter version.
     nb.metadata.pop("widgets", None)
     nb.metadata["language_info"] = {"name": "python"}

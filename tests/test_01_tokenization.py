@@ -1,0 +1,243 @@
+"""Notebook 01 (tokenization): its exported token ids against Meta's reference tokenizer; plumbing's tokenizer pieces.
+
+Notebook runs. ``notebooks/01_tokenization.ipynb`` is executed on the stand-in (fixture ``run_notebook``,
+one fresh kernel per prompt, about 5 s each) for the five prompts of ``NOTEBOOK_PROMPTS``: the default
+prompt, the empty prompt, Chinese with emoji, code with digits and whitespace runs, and special-token
+text followed by a 30,000-space run that Meta's ``encode`` cuts. Its export ``tokens`` (int64, [n]) must
+equal ``references.meta_tokenizer().encode(prompt, bos=True, eos=False)`` (Meta's ``llama-models``).
+
+Further prompts. Running the notebook for every prompt would take over a minute, so the eleven prompts
+of ``PLUMBING_PROMPTS`` (more languages, contractions, digits, emoji sequences, whitespace, the Llama 3.1
+special names, control characters, a lone surrogate, inputs above Meta's 25,000- and 400,000-character
+limits) go through ``plumbing.encode_prompt``, the function the notebook's setup uses and that the
+notebook's check cell asserts its own ids equal, and are compared with Meta's tokenizer. The short ones
+also go through a pure-Python copy of the notebook's algorithm (Meta's regex with the ``regex``
+package, then tiktoken's whole-piece lookup and byte-pair merges), so what the notebook teaches is
+checked on more than its own prompt.
+
+Unit tests check plumbing's tokenizer pieces against Meta's: special-token names and ids (and the
+Llama 3.1 names ``llama-models`` gives ids 128004, 128005, 128008, 128010, 128011), the pattern, the
+length limits, the ranks, and the splitting of long runs.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import regex
+import torch
+
+import plumbing
+import references
+
+NOTEBOOK_PROMPTS = {
+    "default": None,  # plumbing.DEFAULT_PROMPT: the 17 ids below
+    "empty": "",      # just <|begin_of_text|>
+    "chinese and emoji": "生命、宇宙以及任何事情的终极答案是什么？饕餮 🦙 👩‍👩‍👧 🇫🇷",  # partial UTF-8 tokens
+    "code, digits, whitespace": "def f(x):\n\treturn x**2  # 3.14159265\n\n\n    \t  print(f(1234567))   \r\n\r\n",
+    "special text and a long run": (
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>" + " " * 30_000 + "end"
+    ),
+}
+
+PLUMBING_PROMPTS = {
+    "many scripts": "Привет, мир! Γειά σου Κόσμε! مرحبا بالعالم. こんにちは世界 안녕하세요 नमस्ते दुनिया",
+    "words only the lookup finds": " Việt Nam, jeho dům, yapılmaktadır, nhiều người",
+    "contractions and case": "I'M sure it's THEY'LL we'd You've, don't ain't O'Neil's 'tis",
+    "digits": "3.14159265358979 + 1234567 = 1234570.14159265358979; 2024-04-18; 1,000,000; ١٢٣٤٥ ⅞ ²",
+    "emoji sequences": "👍🏽 🏳️‍🌈 🇯🇵 ❤️ 🧑‍💻 ⌚🦙🦙🦙",
+    "whitespace": "a  b   c\n\n\n   \t\t d" + " " * 30 + "end\r\n\r\n\u00a0\u2003nbsp\u3000x \n ",
+    "llama 3.1 special names": "<|eom_id|><|python_tag|><|image|><|finetune_right_pad_id|><|reserved_special_token_250|>",
+    "control characters": "\x00\x07\x1b[31mred\x1b[0m\u200b\ufeff tab\tend\x7f",
+    "lone surrogate": "a \ud800 b",
+    "runs over 25,000 characters": "a" * 30_000 + " b" + "\n" * 26_000 + "c",
+    "over 400,000 characters": "Hello world. " * 32_000,
+}
+
+DEFAULT_IDS = [128000, 1820, 4320, 311, 279, 17139, 3488, 315, 2324, 11, 279, 15861, 11, 323, 4395, 374, 220]
+
+
+def prompt_text(prompt: str | None) -> str:
+    """The text a notebook run with ``prompt`` tokenizes (``None``: the default prompt)."""
+    return plumbing.DEFAULT_PROMPT if prompt is None else prompt
+
+
+@pytest.fixture(scope="module")
+def meta():
+    """Meta's reference ``Tokenizer`` (llama-models, Llama 3.1 special-token names)."""
+    return references.meta_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def enc():
+    """plumbing's ``tiktoken.Encoding`` for the packaged ``tokenizer.model``."""
+    return plumbing.load_tokenizer(plumbing.default_tokenizer_path())
+
+
+def hand_encode(text: str, ranks: dict[bytes, int]) -> list[int]:
+    """Token ids of ``text`` (no BOS) by the notebook's pure-Python algorithm.
+
+    Meta's pattern with the ``regex`` package, then per piece tiktoken's whole-piece lookup and the
+    byte-pair merge loop (lowest-rank adjacent pair first, leftmost on a tie). A lone surrogate has
+    no UTF-8 encoding; like tiktoken's ``encode``, this helper first replaces it with U+FFFD.
+    """
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # as tiktoken's encode does
+    ids = []
+    for piece in regex.findall(plumbing.PAT_STR, text):
+        data = piece.encode("utf-8")
+        if data in ranks:
+            ids.append(ranks[data])
+            continue
+        parts = [bytes([b]) for b in data]
+        while len(parts) > 1:
+            candidates = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
+            if not candidates:
+                break
+            _, i = min(candidates)
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        ids.extend(ranks[p] for p in parts)
+    return ids
+
+
+# --------------------------------------------------------------------------- the notebook's export
+
+
+@pytest.mark.parametrize("name", list(NOTEBOOK_PROMPTS))
+def test_notebook_tokens_equal_metas_tokenizer(name, run_notebook, meta):
+    """The exported ``tokens`` (int64, [n]) equal Meta's ``encode(prompt, bos=True, eos=False)``."""
+    prompt = NOTEBOOK_PROMPTS[name]
+    exported = run_notebook("01", prompt=prompt)
+    assert set(exported) == {"tokens"}
+    tokens = exported["tokens"]
+    assert tokens.dtype == torch.int64 and tokens.dim() == 1
+    expected = meta.encode(prompt_text(prompt), bos=True, eos=False)
+    assert tokens.tolist() == expected
+    if prompt is None:
+        assert expected == DEFAULT_IDS
+    if prompt == "":
+        assert expected == [128000]
+
+
+# --------------------------------------------------------------------------- plumbing.encode_prompt on more prompts
+
+
+@pytest.mark.parametrize("name", list(PLUMBING_PROMPTS))
+def test_encode_prompt_equals_metas_tokenizer(name, enc, meta):
+    """``plumbing.encode_prompt`` (what the notebook checks itself against) agrees with Meta's ``encode``."""
+    text = PLUMBING_PROMPTS[name]
+    assert plumbing.encode_prompt(enc, text) == meta.encode(text, bos=True, eos=False)
+    assert plumbing.encode_prompt(enc, text, bos=False) == meta.encode(text, bos=False, eos=False)
+
+
+@pytest.mark.parametrize("name", [n for n, t in PLUMBING_PROMPTS.items() if len(t) < 2_000] + ["default"])
+def test_notebooks_pure_python_bpe_equals_metas_tokenizer(name, enc, meta):
+    """The notebook's algorithm (regex pieces, whole-piece lookup, merges) gives Meta's ids."""
+    text = plumbing.DEFAULT_PROMPT if name == "default" else PLUMBING_PROMPTS[name]
+    assert hand_encode(text, enc._mergeable_ranks) == meta.encode(text, bos=False, eos=False)
+
+
+def test_merges_without_the_whole_piece_lookup_differ(enc):
+    """The notebook's "common mistake": " jeho" is one token (101503) that merges alone never build."""
+    ranks = enc._mergeable_ranks
+    assert hand_encode(" jeho", ranks) == [101503] == enc.encode(" jeho")
+    parts = [bytes([b]) for b in b" jeho"]
+    while True:
+        candidates = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
+        if not candidates:
+            break
+        _, i = min(candidates)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    assert parts == [b" j", b"eh", b"o"]
+
+
+# --------------------------------------------------------------------------- plumbing's tokenizer pieces
+
+
+@pytest.mark.parametrize("token_id, name", [
+    (128000, "<|begin_of_text|>"),
+    (128001, "<|end_of_text|>"),
+    (128006, "<|start_header_id|>"),
+    (128007, "<|end_header_id|>"),
+    (128009, "<|eot_id|>"),
+    (128255, "<|reserved_special_token_250|>"),
+])
+def test_special_token_names_and_ids(token_id, name, enc, meta):
+    """Meta-Llama-3-8B's special tokens: plumbing's list, its Encoding, and Meta's ids where the names are shared."""
+    names = plumbing.llama3_special_tokens()
+    assert len(names) == 256 and len(set(names)) == 256
+    assert names[token_id - 128000] == name
+    assert enc.encode_single_token(name) == token_id
+    assert enc.decode_single_token_bytes(token_id) == name.encode("ascii")
+    if token_id != 128255:  # Llama 3.1 renumbers the reserved tokens (see the next test)
+        assert meta.special_tokens[name] == token_id
+
+
+@pytest.mark.parametrize("token_id, name_31", [
+    (128004, "<|finetune_right_pad_id|>"),
+    (128005, "<|step_id|>"),
+    (128008, "<|eom_id|>"),
+    (128010, "<|python_tag|>"),
+    (128011, "<|image|>"),
+])
+def test_llama31_names_differ_for_the_same_ids(token_id, name_31, meta):
+    """llama-models' Tokenizer carries Llama 3.1 names; plumbing carries Meta-Llama-3-8B's for the same ids."""
+    names_31 = {i: n for n, i in meta.special_tokens.items()}
+    names_30 = plumbing.llama3_special_tokens()
+    assert names_31[token_id] == name_31
+    assert names_30[token_id - 128000].startswith("<|reserved_special_token_")
+    assert names_30[token_id - 128000] != name_31
+
+
+def test_reserved_tokens_are_renumbered_by_five_from_128012(meta):
+    """From id 128012 on, 3.0's <|reserved_special_token_k|> is 3.1's <|reserved_special_token_{k-5}|>."""
+    names_31 = {i: n for n, i in meta.special_tokens.items()}
+    names_30 = plumbing.llama3_special_tokens()
+    assert len(names_31) == 256 and min(names_31) == 128000 and max(names_31) == 128255
+    for token_id in range(128012, 128256):
+        k = int(names_30[token_id - 128000].removeprefix("<|reserved_special_token_").removesuffix("|>"))
+        assert names_31[token_id] == f"<|reserved_special_token_{k - 5}|>"
+
+
+def test_pattern_limits_and_ranks_are_metas(enc, meta):
+    """PAT_STR, the two length limits and the 128,000 ranks are those of Meta's tokenizer module."""
+    from llama_models.llama3 import tokenizer as meta_module
+
+    assert plumbing.PAT_STR == meta.pat_str
+    assert plumbing.TIKTOKEN_MAX_ENCODE_CHARS == meta_module.TIKTOKEN_MAX_ENCODE_CHARS == 400_000
+    assert plumbing.MAX_NO_WHITESPACES_CHARS == meta_module.MAX_NO_WHITESPACES_CHARS == 25_000
+    ranks = plumbing.read_bpe_ranks(plumbing.default_tokenizer_path())
+    assert len(ranks) == 128_000 and ranks == meta.model._mergeable_ranks
+    assert enc.n_vocab == meta.n_words == 128_256
+
+
+def test_split_long_runs_equals_metas(meta):
+    """plumbing's run splitter cuts exactly where Meta's ``_split_whitespaces_or_nonwhitespaces`` cuts."""
+    rng = random.Random(20240418)
+    for _ in range(300):
+        text = "".join(rng.choice(" a\n\t好b") * rng.randint(1, 9) for _ in range(rng.randint(0, 12)))
+        limit = rng.randint(1, 12)
+        ours = list(plumbing._split_long_runs(text, limit))
+        assert ours == list(meta._split_whitespaces_or_nonwhitespaces(text, limit)), (text, limit)
+        assert "".join(ours) == text
+
+
+def test_cuts_change_the_ids_of_long_runs(enc, meta):
+    """Without Meta's cuts a 30,000-space run tokenizes differently: the notebook's last common mistake."""
+    text = " " * 30_000 + "x"
+    assert len(enc.encode_ordinary(text)) == 236
+    assert plumbing.encode_prompt(enc, text, bos=False) == meta.encode(text, bos=False, eos=False)
+    assert len(meta.encode(text, bos=False, eos=False)) == 237
+
+
+def test_special_text_is_plain_text_but_raw_tiktoken_refuses_it(enc):
+    """encode_prompt encodes "<|eot_id|>" typed in a prompt as plain text; tiktoken's default raises."""
+    ids = plumbing.encode_prompt(enc, "hi <|eot_id|>")
+    assert 128009 not in ids and ids[0] == 128000
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode("hi <|eot_id|>")
+
+
+def test_encode_prompt_rejects_a_non_string(enc):
+    with pytest.raises(plumbing.Llama3Error, match="must be a str"):
+        plumbing.encode_prompt(enc, b"bytes are not a prompt")

@@ -1,0 +1,114 @@
+"""Notebook 03 (RMSNorm): its export against Meta's ``RMSNorm`` class and Hugging Face's ``LlamaRMSNorm``.
+
+Each prompt runs the notebook once in a fresh kernel (``run_notebook`` caches the export). The
+input rows are read from the checkpoint for the token ids of Meta's own tokenizer, so the
+tokenization and the lookup are checked independently of the notebook too.
+
+Both references are expected to agree **bitwise**: they run the same operations in the same order
+as Meta's code (to float32, square, mean over the last axis, add eps, rsqrt, multiply, cast back to
+bf16, multiply by the bf16 weight; bf16 x bf16 multiplication is commutative, so Hugging Face's
+``weight * hidden`` equals Meta's ``output * weight``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import plumbing
+import references
+
+PROMPTS = {
+    "default": None,
+    "empty": "",
+    "long": "The quick brown fox jumps over the lazy dog, again and again. " * 30,
+    "special-token text": "<|begin_of_text|>Hello<|eot_id|> <|start_header_id|>user<|end_header_id|>",
+}
+
+
+@pytest.fixture(scope="module")
+def checkpoint():
+    """The stand-in checkpoint, memory-mapped (Meta's names and layout)."""
+    return plumbing.open_checkpoint()
+
+
+def meta_ids(prompt: str | None) -> list[int]:
+    """Token ids of ``prompt`` (``None``: the default prompt) from Meta's reference tokenizer, with BOS."""
+    text = plumbing.DEFAULT_PROMPT if prompt is None else prompt
+    return references.meta_tokenizer().encode(text, bos=True, eos=False)
+
+
+def inputs(checkpoint, prompt):
+    """(rows of tok_embeddings for Meta's ids [n, dim] bf16, attention_norm weight [dim] bf16, params)."""
+    ids = meta_ids(prompt)
+    rows = checkpoint.get("tok_embeddings.weight")[torch.tensor(ids)]
+    return rows, checkpoint.get("layers.0.attention_norm.weight"), checkpoint.params
+
+
+def meta_rmsnorm(weight: torch.Tensor, eps: float) -> torch.nn.Module:
+    """Meta's ``RMSNorm`` (llama-models ``llama3/model.py``) holding ``weight``, in the weight's dtype.
+
+    Meta builds the model after ``torch.set_default_dtype(torch.bfloat16)`` (``generation.py``), so its
+    norm weights are bf16; a module left in float32 would promote the output to float32. ``eps`` must be
+    passed: the class default is 1e-6, Llama 3 8B's ``norm_eps`` is 1e-5.
+    """
+    norm = references.meta_llama3_model().RMSNorm(weight.shape[0], eps=eps).to(weight.dtype)
+    norm.load_state_dict({"weight": weight})
+    return norm
+
+
+def hf_rmsnorm(weight: torch.Tensor, eps: float) -> torch.nn.Module:
+    """Hugging Face's ``LlamaRMSNorm`` (transformers ``modeling_llama.py``) holding ``weight``, in its dtype."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    norm = LlamaRMSNorm(weight.shape[0], eps=eps).to(weight.dtype)
+    norm.load_state_dict({"weight": weight})
+    return norm
+
+
+@pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
+def test_export_shape_and_dtype(run_notebook, prompt):
+    out = run_notebook("03", prompt=prompt)
+    assert set(out) == {"token_embeddings"}
+    t = out["token_embeddings"]
+    assert t.dtype == torch.bfloat16
+    assert list(t.shape) == [len(meta_ids(prompt)), plumbing.LLAMA3_8B_PARAMS["dim"]]
+
+
+@pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
+def test_export_matches_meta_rmsnorm_bitwise(run_notebook, checkpoint, prompt):
+    rows, weight, params = inputs(checkpoint, prompt)
+    with torch.no_grad():
+        expected = meta_rmsnorm(weight, params.norm_eps)(rows)
+    got = run_notebook("03", prompt=prompt)["token_embeddings"]
+    assert expected.dtype == torch.bfloat16
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
+def test_export_matches_hugging_face_llama_rmsnorm_bitwise(run_notebook, checkpoint, prompt):
+    rows, weight, params = inputs(checkpoint, prompt)
+    with torch.no_grad():
+        expected = hf_rmsnorm(weight, params.norm_eps)(rows)
+    got = run_notebook("03", prompt=prompt)["token_embeddings"]
+    assert expected.dtype == torch.bfloat16
+    assert torch.equal(got, expected)
+
+
+def test_each_token_is_normalised_on_its_own(run_notebook):
+    """<|begin_of_text|> alone (empty prompt) gives bitwise the same row as at the start of any prompt."""
+    alone = run_notebook("03", prompt="")["token_embeddings"]
+    assert alone.shape[0] == 1
+    for prompt in (None, PROMPTS["long"]):
+        assert torch.equal(run_notebook("03", prompt=prompt)["token_embeddings"][:1], alone)
+
+
+def test_the_reference_setup_is_not_vacuous(checkpoint):
+    """The references detect what the notebook warns about: the wrong eps, a float32 weight."""
+    rows, weight, params = inputs(checkpoint, None)
+    with torch.no_grad():
+        right = meta_rmsnorm(weight, params.norm_eps)(rows)
+        class_default_eps = meta_rmsnorm(weight, 1e-6)(rows)
+        float32_weight = meta_rmsnorm(weight.float(), params.norm_eps)(rows)
+    assert not torch.equal(right, class_default_eps)
+    assert float32_weight.dtype == torch.float32
