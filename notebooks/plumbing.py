@@ -911,6 +911,21 @@ def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _torch_saver(obj) -> Callable[[Path], None]:
+    """A writer for :func:`_atomic_write` that ``torch.save``s ``obj``.
+
+    It saves through a file object, so the zip's inner folder is named "archive" rather than after
+    the temporary file: the same tensors give the same bytes.
+    """
+    import torch
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+
+    return write
+
+
 def standin_tensors(params: ModelParams | None = None, seed: int = STANDIN_SEED) -> dict:
     """The stand-in's tensors (bf16, Meta's names and shapes), from a fixed seed.
 
@@ -956,8 +971,6 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
     copied from ``llama-models``) and the marker ``STANDIN.json``. Every file is written
     atomically; the marker is written last, so an interrupted build is rebuilt next time.
     """
-    import torch
-
     target = Path(target)
     steps = ["tensors", "consolidated.00.pth", "params.json", "tokenizer.model", STANDIN_MARKER]
     bar = None
@@ -973,11 +986,7 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
     params = ModelParams.from_dict(LLAMA3_8B_PARAMS)
     tensors = standin_tensors(params, seed)
     done()
-    def save(tmp: Path) -> None:
-        with open(tmp, "wb") as f:  # a file object: the zip's inner folder is "archive", not the temp name
-            torch.save(tensors, f)
-
-    _atomic_write(target / "consolidated.00.pth", save)
+    _atomic_write(target / "consolidated.00.pth", _torch_saver(tensors))
     del tensors
     done()
     _atomic_write(target / "params.json", lambda tmp: tmp.write_text(json.dumps(LLAMA3_8B_PARAMS, indent=2) + "\n"))

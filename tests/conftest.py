@@ -32,6 +32,42 @@ def standin_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
+    """A Hugging Face safetensors copy of the stand-in (about 1.1 GB, written once per session).
+
+    Two shards and an index, Hugging Face's names, ``q_proj``/``k_proj`` rows permuted as the
+    conversion script does (``references.hf_permute_by_index``, independent of plumbing).
+    """
+    import json
+
+    from safetensors.torch import save_file
+
+    from references import hf_config, hf_permute_by_index
+
+    folder = tmp_path_factory.mktemp("hf")
+    meta = plumbing.open_checkpoint(standin_dir)
+    p = meta.params
+    to_hf = {v: k for k, v in plumbing.HF_TO_META.items()}
+    to_hf.update({f"layers.0.{v}": f"model.layers.0.{k}" for k, v in plumbing.HF_LAYER_TO_META.items()})
+    tensors = {}
+    for name in meta.keys():
+        t = meta.get(name)
+        if name.endswith("wq.weight"):
+            t = hf_permute_by_index(t, p.n_heads)
+        elif name.endswith("wk.weight"):
+            t = hf_permute_by_index(t, p.n_kv_heads_resolved)
+        tensors[to_hf[name]] = t.contiguous()
+    emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
+    save_file(emb, str(folder / "model-00001-of-00002.safetensors"))
+    save_file(tensors, str(folder / "model-00002-of-00002.safetensors"))
+    index = {"weight_map": {**{k: "model-00001-of-00002.safetensors" for k in emb},
+                            **{k: "model-00002-of-00002.safetensors" for k in tensors}}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    (folder / "config.json").write_text(json.dumps(hf_config(p)))
+    return folder
+
+
+@pytest.fixture(scope="session")
 def run_notebook(tmp_path_factory):
     """``run_notebook("03", prompt=..., llama3_dir=...)`` -> dict of exported tensors (cached per arguments).
 

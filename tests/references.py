@@ -42,3 +42,27 @@ def meta_tokenizer():
     from llama_models.llama3.tokenizer import Tokenizer
 
     return Tokenizer.get_instance()
+
+
+def hf_permute_by_index(w, n_heads: int):
+    """Hugging Face's conversion permutation of ``wq``/``wk`` rows, written independently of plumbing.
+
+    Within each head of ``hd`` rows, Meta's rows ``2j`` and ``2j + 1`` (pair ``j``) become Hugging Face's
+    rows ``j`` and ``j + hd/2`` (transformers' ``convert_llama_weights_to_hf.py``, ``permute``).
+    """
+    import torch
+
+    hd = w.shape[0] // n_heads
+    order = [h * hd + 2 * j + odd for h in range(n_heads) for odd in (0, 1) for j in range(hd // 2)]
+    return w[torch.tensor(order)]
+
+
+def hf_config(params) -> dict:
+    """A Hugging Face ``config.json`` for :class:`plumbing.ModelParams` ``params``, as the conversion writes it."""
+    return {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
+        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
+        "num_key_value_heads": params.n_kv_heads_resolved, "vocab_size": params.vocab_size,
+        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
+        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
+    }

@@ -228,32 +228,9 @@ def check_against_meta(export, tokens, state, params):
 
 
 @pytest.fixture(scope="session")
-def hf_dir(tmp_path_factory, standin_dir) -> Path:
-    """A Hugging Face safetensors copy of the stand-in (about 1.1 GB, written once per session).
-
-    ``config.json`` with Meta-Llama-3-8B's values; ``model.safetensors`` with Hugging Face's names, ``q_proj`` and
-    ``k_proj`` rows permuted as the conversion script does (``plumbing.hf_permute``).
-    """
-    from safetensors.torch import save_file
-
-    folder = tmp_path_factory.mktemp("hf_weights")
-    p = meta_params()
-    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": p.dim,
-              "num_hidden_layers": p.n_layers, "num_attention_heads": p.n_heads,
-              "num_key_value_heads": p.n_kv_heads_resolved, "vocab_size": p.vocab_size, "rms_norm_eps": p.norm_eps,
-              "rope_theta": p.rope_theta, "intermediate_size": p.ffn_hidden_dim}
-    (folder / "config.json").write_text(json.dumps(config, indent=2))
-    sd = meta_state(standin_dir)
-    tensors = {
-        "model.embed_tokens.weight": sd["tok_embeddings.weight"],
-        "model.layers.0.input_layernorm.weight": sd["layers.0.attention_norm.weight"],
-        "model.layers.0.self_attn.q_proj.weight": plumbing.hf_permute(sd["layers.0.attention.wq.weight"], p.n_heads),
-        "model.layers.0.self_attn.k_proj.weight": plumbing.hf_permute(sd["layers.0.attention.wk.weight"], p.n_kv_heads_resolved),
-        "model.layers.0.self_attn.v_proj.weight": sd["layers.0.attention.wv.weight"],
-        "model.layers.0.self_attn.o_proj.weight": sd["layers.0.attention.wo.weight"],
-    }
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(folder / "model.safetensors"))
-    return folder
+def hf_dir(hf_standin_dir) -> Path:
+    """The Hugging Face safetensors copy of the stand-in (``hf_standin_dir`` in conftest.py)."""
+    return hf_standin_dir
 
 
 @pytest.fixture(scope="session")
@@ -303,11 +280,13 @@ def test_hf_format_matches_hugging_face(run_notebook, hf_dir, prompt):
     from safetensors import safe_open
 
     export, p = run_notebook("04", prompt=prompt, llama3_dir=hf_dir), meta_params()
-    with safe_open(str(hf_dir / "model.safetensors"), framework="pt") as f:
-        get = f.get_tensor
-        q_proj, k_proj = get("model.layers.0.self_attn.q_proj.weight"), get("model.layers.0.self_attn.k_proj.weight")
-        emb_rows = get("model.embed_tokens.weight")
-        norm_weight = get("model.layers.0.input_layernorm.weight")
+    stored = {}
+    for shard in sorted(hf_dir.glob("*.safetensors")):
+        with safe_open(str(shard), framework="pt") as f:
+            stored.update({name: f.get_tensor(name) for name in f.keys()})
+    q_proj, k_proj = stored["model.layers.0.self_attn.q_proj.weight"], stored["model.layers.0.self_attn.k_proj.weight"]
+    emb_rows = stored["model.embed_tokens.weight"]
+    norm_weight = stored["model.layers.0.input_layernorm.weight"]
     x, _, _ = meta_projections(emb_rows, norm_weight, q_proj, k_proj, prompt_tokens(prompt), p)
     check_against_hugging_face(export, x, q_proj, k_proj, p)
 

@@ -5,23 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import save_file
 
 import plumbing
 from plumbing import Llama3Error
+from references import hf_config, hf_permute_by_index as permute_by_index
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYER0 = ["tok_embeddings.weight"] + [f"layers.0.{n}.weight" for n in plumbing.STANDIN_LAYER0]
-META_TO_HF = {v: k for k, v in plumbing.HF_TO_META.items()}
-META_TO_HF.update({f"layers.0.{v}": f"model.layers.0.{k}" for k, v in plumbing.HF_LAYER_TO_META.items()})
 
 
 def sha256(path: Path) -> str:
@@ -30,53 +26,14 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 24), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def hf_config(params: plumbing.ModelParams) -> dict:
-    """A Hugging Face LlamaConfig-style config.json for ``params`` (as the conversion writes it)."""
-    return {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
-        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
-        "num_key_value_heads": params.n_kv_heads_resolved, "vocab_size": params.vocab_size,
-        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
-        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
-    }
-
-
-def permute_by_index(w: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """The conversion's row permutation written independently: Meta row h*hd + 2j (+1) -> HF row h*hd + j (+ hd/2)."""
-    rows = w.shape[0]
-    hd = rows // n_heads
-    order = [h * hd + 2 * j + odd for h in range(n_heads) for odd in (0, 1) for j in range(hd // 2)]
-    return w[torch.tensor(order)]
-
-
 @pytest.fixture(scope="module")
 def meta(standin_dir):
     return plumbing.open_checkpoint(standin_dir)
 
 
 @pytest.fixture(scope="module")
-def hf_dir(tmp_path_factory, meta):
-    """A Hugging Face-format copy of the stand-in's layer 0, in two shards with an index, wq/wk permuted."""
-    folder = tmp_path_factory.mktemp("hf")
-    p = meta.params
-    tensors = {}
-    for name in LAYER0:
-        t = meta.get(name)
-        if name.endswith("wq.weight"):
-            t = permute_by_index(t, p.n_heads)
-        elif name.endswith("wk.weight"):
-            t = permute_by_index(t, p.n_kv_heads_resolved)
-        tensors[META_TO_HF[name]] = t.contiguous()
-    emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
-    save_file(emb, str(folder / "model-00001-of-00002.safetensors"))
-    save_file(tensors, str(folder / "model-00002-of-00002.safetensors"))
-    index = {"weight_map": {**{k: "model-00001-of-00002.safetensors" for k in emb},
-                            **{k: "model-00002-of-00002.safetensors" for k in tensors}}}
-    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
-    (folder / "config.json").write_text(json.dumps(hf_config(p)))
-    return folder
+def hf_dir(hf_standin_dir):
+    return hf_standin_dir
 
 
 # --------------------------------------------------------------------------- formats
