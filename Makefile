@@ -9,9 +9,9 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := notebooks/01_tokenization.ipynb notebooks/02_embedding_lookup.ipynb \
              notebooks/03_rmsnorm.ipynb notebooks/04_rope.ipynb
 
-# A relative LLAMA3_DIR is taken relative to this folder (the kernels run in notebooks/).
+# A relative LLAMA3_DIR is taken relative to this folder (the kernels run in notebooks/); a leading ~ is $HOME.
 ifneq ($(strip $(LLAMA3_DIR)),)
-export LLAMA3_DIR := $(abspath $(LLAMA3_DIR))
+export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
 .PHONY: run test html check-weights refresh bench standin setup lab clean
@@ -28,10 +28,9 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --progress-bar on -r requirements.txt
 	@touch $@
 
-## standin: build the synthetic stand-in checkpoint in data/standin/ unless LLAMA3_DIR is set
+## standin: build the synthetic stand-in checkpoint in data/standin/ unless LLAMA3_DIR points at real weights
 standin: $(STAMP)
-	@if [ -z "$(LLAMA3_DIR)" ]; then $(PY) notebooks/plumbing.py build-standin; \
-	 else echo "==> LLAMA3_DIR is set: using those weights"; fi
+	@$(PY) notebooks/plumbing.py build-standin
 
 ## run: execute the four notebooks in order into build/, then export the HTML site
 run: standin
@@ -44,13 +43,16 @@ html: $(STAMP) $(MATHJAX_STAMP)
 	$(PY) tools/build_site.py
 
 $(MATHJAX_STAMP): tools/site/package.json tools/site/package-lock.json
+	@command -v npm >/dev/null || { echo "error: the HTML export needs Node.js and npm once, to install a local MathJax; install them (Debian/Ubuntu: apt install npm; macOS: brew install node) and run make again" >&2; exit 1; }
 	@echo "==> installing the site's local copy of MathJax (npm ci in tools/site)"
 	npm ci --prefix tools/site --no-audit --no-fund
 	@touch $@
 
 ## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/
+## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 test: standin $(if $(shell command -v npm),$(MATHJAX_STAMP))
-	$(PY) -m pytest -p no:cacheprovider -rs $$($(PY) notebooks/plumbing.py nbval-flag) --nbval-current-env \
+	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) notebooks/plumbing.py nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/
 
 ## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report

@@ -239,7 +239,10 @@ def resolve_dir(value: str | os.PathLike | None = None) -> Path | None:
     path = Path(value).expanduser()
     if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
         path = REPO_ROOT / path
-    if not path.exists():
+    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).resolve() == STANDIN_DIR.resolve():
+        path = REPO_ROOT / path
+    if path.resolve() == STANDIN_DIR.resolve():
+        return ensure_standin()  # LLAMA3_DIR=data/standin behaves like no LLAMA3_DIR, even before the first build
         raise Llama3Error(
             f"LLAMA3_DIR={value!r} does not exist. Point it at the folder that holds params.json and "
             "consolidated.00.pth (or a Hugging Face download), or unset it to use the synthetic stand-in."
@@ -642,7 +645,7 @@ def _bpe_format_problem(data: bytes) -> str | None:
         text = data.decode("ascii")
     except UnicodeDecodeError:
         return "it is a binary file, not a tiktoken BPE file (lines of 'base64-token rank'); download it again."
-    ranks = set()
+    ranks, tokens = [], set()
     for n, line in enumerate(text.splitlines(), 1):
         if not line:
             continue
@@ -650,12 +653,13 @@ def _bpe_format_problem(data: bytes) -> str | None:
         try:
             if len(parts) != 2:
                 raise ValueError
-            base64.b64decode(parts[0], validate=True)
-            ranks.add(int(parts[1]))
+            tokens.add(base64.b64decode(parts[0], validate=True))
+            ranks.append(int(parts[1]))
         except (ValueError, binascii.Error):
             return f"line {n} is not 'base64-token rank' ({line[:40]!r}); the file is corrupted: download it again."
-    if not ranks or ranks != set(range(len(ranks))):
-        return "its ranks are not 0..n-1; the file is corrupted or truncated: download it again."
+    if not ranks or sorted(ranks) != list(range(len(ranks))) or len(tokens) != len(ranks):
+        return ("its ranks are not 0..n-1 with one token each (a repeated or missing line); "
+                "the file is corrupted or truncated: download it again.")
     return None
 
 
@@ -681,7 +685,13 @@ def load_tokenizer(path: str | os.PathLike | None = None):
         path = tokenizer_path(find_weights())
     ranks = read_bpe_ranks(path)
     specials = {name: len(ranks) + i for i, name in enumerate(llama3_special_tokens())}
-    return tiktoken.Encoding(name=Path(path).name, pat_str=PAT_STR, mergeable_ranks=ranks, special_tokens=specials)
+    try:
+        return tiktoken.Encoding(name=Path(path).name, pat_str=PAT_STR, mergeable_ranks=ranks, special_tokens=specials)
+    except BaseException as e:  # tiktoken's Rust core reports bad tables as a panic (not an Exception)
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise Llama3Error(f"{_display(Path(path))} could not be loaded by tiktoken ({str(e).splitlines()[0][:120]}); "
+                          "the file is corrupted: download it again.") from None
 
 
 def _split_long_runs(s: str, limit: int) -> Iterator[str]:
@@ -791,10 +801,13 @@ class Setup:
     def report(self, keys: Iterable[str] = ()) -> str:
         """Lines to print at the top of a notebook: weights in use, prompt, config values."""
         n = len(self.tokens)
+        shown = repr(self.prompt) if len(self.prompt) <= 200 else f"{self.prompt[:200]!r}... ({len(self.prompt):,} characters)"
         lines = [f"weights: {self.checkpoint.description}",
-                 f"prompt: {self.prompt!r} ({n} token{'s' if n != 1 else ''} with <|begin_of_text|>)"]
+                 f"prompt: {shown} ({n} token{'s' if n != 1 else ''} with <|begin_of_text|>)"]
+        if self.prompt != DEFAULT_PROMPT:
+            lines.append("note: LLAMA3_PROMPT is set; the text describes the default prompt (17 tokens), the outputs are for yours")
         for k in keys:
-            lines.append(f"{k}: {getattr(self.params, k)!r}")
+            lines.append(f"{k.removesuffix('_resolved')}: {getattr(self.params, k)!r}")
         return "\n".join(lines)
 
 
@@ -874,16 +887,21 @@ def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None =
     from safetensors.torch import save_file
 
     out = Path(folder).expanduser()
+    if out.exists() and not out.is_dir():
+        raise Llama3Error(f"LLAMA3_EXPORT_DIR={folder!r} is a file, not a folder; point it at a folder (it is created if missing).")
     try:
         out.mkdir(parents=True, exist_ok=True)
         # safetensors metadata is UTF-8: a prompt with lone surrogates is stored with escapes.
         text = prompt().encode("utf-8", "backslashreplace").decode("utf-8")
-        meta = {"prompt": text, **(metadata or {})}
+        meta = {"prompt": text, "weights": find_weights().description, **(metadata or {})}
         data = {k: v.detach().contiguous() for k, v in tensors.items()}
         with tempfile.NamedTemporaryFile(dir=out, prefix=f".{filename}.", suffix=".tmp", delete=False) as tmp:
             tmp_path = Path(tmp.name)
         try:
             save_file(data, str(tmp_path), metadata={k: str(v) for k, v in meta.items()})
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp_path, 0o666 & ~umask)  # like any file the user creates (temporary files start private)
             os.replace(tmp_path, out / filename)
         finally:
             tmp_path.unlink(missing_ok=True)
@@ -972,6 +990,8 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
     atomically; the marker is written last, so an interrupted build is rebuilt next time.
     """
     target = Path(target)
+    for stale in target.glob(".*.tmp"):  # left by a build that was killed (SIGTERM, closed terminal)
+        stale.unlink(missing_ok=True)
     steps = ["tensors", "consolidated.00.pth", "params.json", "tokenizer.model", STANDIN_MARKER]
     bar = None
     if progress:
@@ -1034,7 +1054,9 @@ def check_weights_report(folder: str | os.PathLike | None = None) -> str:
         f"vocab_size {p.vocab_size}, norm_eps {p.norm_eps}, rope_theta {p.rope_theta}, use_scaled_rope {p.use_scaled_rope}",
         f"derived: head_dim {p.head_dim}, n_rep {p.n_rep}, ffn hidden {p.ffn_hidden_dim}, "
         f"{p.parameter_count():,} parameters in the full model",
-        f"tensors present: {len(ckpt.keys())}, all shapes agree with params.json",
+        f"tensors present: {len(ckpt.keys())} of the full model's {len(p.expected_shapes())}, all shapes agree with params.json"
+        + ("" if len(ckpt.keys()) == len(p.expected_shapes()) else
+           " (a partial checkpoint: enough for this series, which reads the embedding table and layer 0's attention)"),
         f"tokenizer: {'from the weights folder' if ckpt.source.tokenizer_path else 'from llama-models'}, "
         f"{enc.n_vocab - len(enc.special_tokens_set):,} BPE ranks; "
         f"the default prompt is {len(ids)} tokens",
@@ -1050,7 +1072,9 @@ def main(argv: list[str] | None = None) -> int:
     cmd = argv[0] if argv else ""
     try:
         if cmd == "build-standin":
-            if standin_complete():
+            if not is_standin(resolve_dir()):
+                print("LLAMA3_DIR is set to real weights: the stand-in is not needed")
+            elif standin_complete():
                 print(f"stand-in already built in {_display(STANDIN_DIR)}")
             else:
                 build_standin()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from traitlets.config import Config
 from nbclient.exceptions import CellExecutionError
 from tqdm.auto import tqdm
@@ -62,6 +63,8 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
             client.execute(env=dict(os.environ if env is None else env))
         finally:
             bar.close()
+    # Printed text arrives in chunks whose split depends on timing: merge them, so a re-run gives the same file.
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
     # Keep only what a reader's Jupyter needs: no widget state, no interpreter version.
     nb.metadata.pop("widgets", None)
     nb.metadata["language_info"] = {"name": "python"}
@@ -80,14 +83,29 @@ def main(argv=None) -> int:
     group.add_argument("--out", type=Path, help="folder for the executed copies")
     group.add_argument("--inplace", action="store_true", help="overwrite the notebooks with their executed versions")
     args = parser.parse_args(argv)
-    for nb_path in args.notebooks:
+    for i, nb_path in enumerate(args.notebooks):
         dest = nb_path if args.inplace else args.out / nb_path.name
         try:
             execute_notebook(nb_path.resolve(), dest)
         except CellExecutionError as e:
-            print(f"\n{nb_path.name} failed:\n{e}", file=sys.stderr)
+            print(f"\n{failure_summary(nb_path, e)}", file=sys.stderr)
+            if not args.inplace:  # never leave a mix of old and new results for `make html` to publish
+                stale = [args.out / p.name for p in args.notebooks[i:] if (args.out / p.name).exists()]
+                for path in stale:
+                    path.unlink()
+                if stale:
+                    print(f"removed the earlier results of {', '.join(p.name for p in stale)} from {args.out}/",
+                          file=sys.stderr)
             return 1
     return 0
+
+
+def failure_summary(nb_path: Path, error: CellExecutionError) -> str:
+    """One clear message for input errors (the project's Llama3Error, a notebook's ValueError); the traceback otherwise."""
+    where = f"{nb_path.name} stopped"
+    if error.ename in ("Llama3Error", "ValueError"):
+        return f"{where}: {error.ename}: {error.evalue}"
+    return f"{where} with an unexpected error:\n{error}"
 
 
 if __name__ == "__main__":
