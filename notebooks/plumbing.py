@@ -242,7 +242,8 @@ def resolve_dir(value: str | os.PathLike | None = None) -> Path | None:
     if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).resolve() == STANDIN_DIR.resolve():
         path = REPO_ROOT / path
     if path.resolve() == STANDIN_DIR.resolve():
-        return ensure_standin()  # LLAMA3_DIR=data/standin behaves like no LLAMA3_DIR, even before the first build
+        return ensure_standin(STANDIN_DIR)  # LLAMA3_DIR=data/standin behaves like no LLAMA3_DIR, even before the first build
+    if not path.exists():
         raise Llama3Error(
             f"LLAMA3_DIR={value!r} does not exist. Point it at the folder that holds params.json and "
             "consolidated.00.pth (or a Hugging Face download), or unset it to use the synthetic stand-in."
@@ -292,7 +293,7 @@ def find_weights(folder: str | os.PathLike | None = None) -> WeightsSource:
     """
     path = resolve_dir(folder)
     if path is None:
-        path = ensure_standin()
+        path = ensure_standin(STANDIN_DIR)
     candidates = [path, path / "original"]
     for cand in candidates:
         pth = sorted(cand.glob("consolidated.*.pth"))

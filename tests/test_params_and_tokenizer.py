@@ -149,3 +149,27 @@ def test_other_valid_bpe_file_warns(tmp_path):
 def test_missing_tokenizer(tmp_path):
     with pytest.raises(Llama3Error, match="No tokenizer.model"):
         plumbing.load_tokenizer(tmp_path / "tokenizer.model")
+
+
+def test_tokenizer_cut_mid_file_is_rejected_not_a_panic(tmp_path):
+    """A download cut at 1 MB ends in a partial line that repeats an earlier rank: a clear error, not tiktoken's panic."""
+    data = plumbing.default_tokenizer_path().read_bytes()[:1_000_000]
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(data)
+    with pytest.raises(Llama3Error, match="corrupted or truncated"):
+        plumbing.load_tokenizer(path)
+
+
+def test_tokenize_out_of_process_matches_encode_prompt():
+    enc = plumbing.load_tokenizer(plumbing.default_tokenizer_path())
+    for text in [plumbing.DEFAULT_PROMPT, "", "饕餮🦙 <|eot_id|>", "bad \udcff surrogate"]:
+        ids, pieces = plumbing.tokenize_out_of_process(plumbing.default_tokenizer_path(), text)
+        assert ids == plumbing.encode_prompt(enc, text)
+        assert pieces == [enc.decode([t]) for t in ids]
+
+
+def test_tokenize_out_of_process_passes_errors_on(tmp_path):
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(sentencepiece_bytes())
+    with pytest.raises(Llama3Error, match="SentencePiece"):
+        plumbing.tokenize_out_of_process(path, "hello")

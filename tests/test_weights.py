@@ -252,3 +252,46 @@ def test_check_weights_command_error_is_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120, env={**os.environ, "LLAMA3_DIR": str(tmp_path / "x")})
     assert out.returncode == 2
     assert out.stderr.startswith("error: LLAMA3_DIR=") and "Traceback" not in out.stderr
+
+
+def test_llama3_dir_naming_the_standin_builds_it_when_missing(tmp_path, monkeypatch):
+    target = tmp_path / "data" / "standin"
+    monkeypatch.setattr(plumbing, "STANDIN_DIR", target)
+    monkeypatch.setattr(plumbing, "build_standin", lambda t=target, **kw: (t.mkdir(parents=True), (t / plumbing.STANDIN_MARKER).touch(), t)[-1])
+    monkeypatch.setattr(plumbing, "standin_complete", lambda t=target: (t / plumbing.STANDIN_MARKER).exists())
+    assert plumbing.resolve_dir(str(target)) == target
+    assert (target / plumbing.STANDIN_MARKER).exists()
+
+
+def test_export_writes_readable_labelled_files(tmp_path, monkeypatch):
+    from safetensors import safe_open
+
+    monkeypatch.setenv("LLAMA3_EXPORT_DIR", str(tmp_path / "out"))
+    monkeypatch.delenv("LLAMA3_DIR", raising=False)
+    path = plumbing.export("x.safetensors", {"t": torch.arange(3)})
+    assert path.stat().st_mode & 0o044  # readable by others, as the user's umask allows
+    with safe_open(str(path), framework="pt") as f:
+        assert "synthetic stand-in" in f.metadata()["weights"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["x.safetensors"]  # no temporary file left
+
+
+def test_export_folder_that_is_a_file(tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("LLAMA3_EXPORT_DIR", str(tmp_path / "afile"))
+    with pytest.raises(Llama3Error, match="is a file, not a folder"):
+        plumbing.export("x.safetensors", {"t": torch.arange(3)})
+
+
+def test_failed_run_reports_one_line_and_leaves_no_stale_results(tmp_path):
+    """`make run` with bad weights: one message, and build/ keeps no result from an earlier run."""
+    out = tmp_path / "build"
+    out.mkdir()
+    stale = out / "02_embedding_lookup.ipynb"
+    stale.write_text("{}")
+    env = {**os.environ, "LLAMA3_DIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out),
+                          str(ROOT / "notebooks" / "02_embedding_lookup.ipynb")],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 1
+    assert "02_embedding_lookup.ipynb stopped: Llama3Error:" in run.stderr and "Traceback" not in run.stderr
+    assert not stale.exists()
