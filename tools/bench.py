@@ -50,6 +50,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from traitlets.config import Config
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 NOTEBOOKS = ("01_tokenization", "02_embedding_lookup", "03_rmsnorm", "04_rope")
@@ -232,13 +234,18 @@ def run_kernel(nb, timeout: int = 600) -> tuple[float, int | None, bool, list[Ce
         readings.append(CellReading(cell_index, first_line(cell.source), seconds, st.get("VmHWM"), st.get("VmRSS"),
                                     st.get("RssAnon"), st.get("RssFile")))
 
+    sockets = tempfile.mkdtemp(prefix="llama3-bench-kernel-")  # local IPC sockets, as tools/run_notebooks.py uses
+    config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", record_timing=False,
+        nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
         resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
         on_notebook_start=on_notebook_start, on_cell_start=on_cell_start, on_cell_executed=on_cell_executed,
     )
     t0 = time.perf_counter()
-    client.execute(env=clean_env())
+    try:
+        client.execute(env=clean_env())
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     wall = time.perf_counter() - t0
     if state["fallback"]:
         text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
@@ -371,6 +378,8 @@ plumbing._tokenize_command()
 STANDIN_BUILD = r'''
 import sys
 from pathlib import Path
+
+from traitlets.config import Config
 sys.path.insert(0, "notebooks")
 import plumbing
 plumbing.build_standin(Path(sys.argv[1]), progress=False)
@@ -565,7 +574,8 @@ def profile_lines(r: dict[str, Result]) -> list[str]:
         cells = [c for c in res.profile if c.index >= 0]
         ready = res.extra.get("kernel_ready", 0.0)
         lines.append(f"- **{res.label}**: kernel ready after {ready:.2f} s; {len(cells)} code cells, "
-                     f"{sum(c.seconds for c in cells):.2f} s in cells; peak {res.peak / MIB:.0f} MiB.")
+                     f"{sum(c.seconds for c in cells):.2f} s in cells; peak {res.peak / MIB:.0f} MiB "
+                     f"(runs: {', '.join(f'{p / MIB:.0f}' for p in res.peaks)} MiB).")
         if readings and readings[0].index < 0:
             lines.append(f"  - the kernel before any cell: peak {readings[0].hwm / MIB:.0f} MiB")
         grow = [(b.hwm - a.hwm, a, b) for a, b in zip(readings, readings[1:]) if b.hwm > a.hwm]
