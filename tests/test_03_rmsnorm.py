@@ -75,21 +75,13 @@ def test_export_shape_and_dtype(run_notebook, prompt):
     assert list(t.shape) == [len(meta_ids(prompt)), plumbing.LLAMA3_8B_PARAMS["dim"]]
 
 
+@pytest.mark.parametrize("reference", [meta_rmsnorm, hf_rmsnorm], ids=["meta_RMSNorm", "hf_LlamaRMSNorm"])
 @pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
-def test_export_matches_meta_rmsnorm_bitwise(run_notebook, checkpoint, prompt):
+def test_export_matches_reference_rmsnorm_bitwise(run_notebook, checkpoint, prompt, reference):
+    """Meta's RMSNorm class and Hugging Face's LlamaRMSNorm both give the notebook's export, bit for bit."""
     rows, weight, params = inputs(checkpoint, prompt)
     with torch.no_grad():
-        expected = meta_rmsnorm(weight, params.norm_eps)(rows)
-    got = run_notebook("03", prompt=prompt)["token_embeddings"]
-    assert expected.dtype == torch.bfloat16
-    assert torch.equal(got, expected)
-
-
-@pytest.mark.parametrize("prompt", list(PROMPTS.values()), ids=list(PROMPTS))
-def test_export_matches_hugging_face_llama_rmsnorm_bitwise(run_notebook, checkpoint, prompt):
-    rows, weight, params = inputs(checkpoint, prompt)
-    with torch.no_grad():
-        expected = hf_rmsnorm(weight, params.norm_eps)(rows)
+        expected = reference(weight, params.norm_eps)(rows)
     got = run_notebook("03", prompt=prompt)["token_embeddings"]
     assert expected.dtype == torch.bfloat16
     assert torch.equal(got, expected)

@@ -50,8 +50,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from traitlets.config import Config
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 NOTEBOOKS = ("01_tokenization", "02_embedding_lookup", "03_rmsnorm", "04_rope")
@@ -234,18 +232,16 @@ def run_kernel(nb, timeout: int = 600) -> tuple[float, int | None, bool, list[Ce
         readings.append(CellReading(cell_index, first_line(cell.source), seconds, st.get("VmHWM"), st.get("VmRSS"),
                                     st.get("RssAnon"), st.get("RssFile")))
 
-    sockets = tempfile.mkdtemp(prefix="llama3-bench-kernel-")  # local IPC sockets, as tools/run_notebooks.py uses
-    config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-    client = NotebookClient(
-        nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
-        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
-        on_notebook_start=on_notebook_start, on_cell_start=on_cell_start, on_cell_executed=on_cell_executed,
-    )
-    t0 = time.perf_counter()
-    try:
+    from run_notebooks import local_kernel_config
+
+    with local_kernel_config() as config:  # IPC sockets, as tools/run_notebooks.py runs kernels
+        client = NotebookClient(
+            nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
+            resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+            on_notebook_start=on_notebook_start, on_cell_start=on_cell_start, on_cell_executed=on_cell_executed,
+        )
+        t0 = time.perf_counter()
         client.execute(env=clean_env())
-    finally:
-        shutil.rmtree(sockets, ignore_errors=True)
     wall = time.perf_counter() - t0
     if state["fallback"]:
         text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
@@ -379,7 +375,6 @@ STANDIN_BUILD = r'''
 import sys
 from pathlib import Path
 
-from traitlets.config import Config
 sys.path.insert(0, "notebooks")
 import plumbing
 plumbing.build_standin(Path(sys.argv[1]), progress=False)

@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -25,6 +26,16 @@ from tqdm.auto import tqdm
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+
+
+@contextmanager
+def local_kernel_config():
+    """A traitlets ``Config`` that makes nbclient's kernel talk over IPC sockets in a private temporary folder.
+
+    Nothing listens on the network, and ipykernel does not warn about unencrypted TCP.
+    """
+    with tempfile.TemporaryDirectory(prefix="llama3-kernel-") as sockets:
+        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
 def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = None,
@@ -52,9 +63,7 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
         if cell.cell_type == "code":
             bar.update(1)
 
-    # Local IPC sockets in a private temporary folder: nothing listens on the network.
-    with tempfile.TemporaryDirectory(prefix="llama3-kernel-") as sockets:
-        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+    with local_kernel_config() as config:
         client = NotebookClient(
             nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
             resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=on_cell_executed,
