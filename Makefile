@@ -6,8 +6,8 @@ PYTHON_SYS ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-NOTEBOOKS := notebooks/01_tokenization.ipynb notebooks/02_embedding_lookup.ipynb \
-             notebooks/03_rmsnorm.ipynb notebooks/04_rope.ipynb
+# The series: every notebooks/NN_*.ipynb, in order (the one list; tests, site, bench and diagrams use the same glob).
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 # A relative LLAMA3_DIR is taken relative to this folder (the kernels run in notebooks/); a leading ~ is $HOME.
 ifneq ($(strip $(LLAMA3_DIR)),)
@@ -21,16 +21,17 @@ MATHJAX_STAMP := tools/site/node_modules/.package-lock.json
 
 ## setup: create .venv and install the pinned requirements (skipped when up to date)
 setup: $(STAMP)
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	@echo "==> creating $(VENV) and installing requirements.txt (pinned; torch 2.13.0 CPU build)"
 	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --progress-bar on -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --editable .   # the shared package plumbing (notebooks/plumbing/)
 	@touch $@
 
 ## standin: build the synthetic stand-in checkpoint in data/standin/ unless LLAMA3_DIR points at real weights
 standin: $(STAMP)
-	@$(PY) notebooks/plumbing.py build-standin
+	@$(PY) -m plumbing build-standin
 
 ## run: execute the four notebooks in order into build/, then export the HTML site
 run: standin
@@ -52,16 +53,16 @@ $(MATHJAX_STAMP): tools/site/package.json tools/site/package-lock.json
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 test: standin $(if $(shell command -v npm),$(MATHJAX_STAMP))
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
-	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) notebooks/plumbing.py nbval-flag) --nbval-current-env \
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/
 
 ## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report
 check-weights: standin
-	@$(PY) notebooks/plumbing.py check-weights
+	@$(PY) -m plumbing check-weights
 
 ## refresh: re-execute the committed notebooks in place on the stand-in (maintainers)
 refresh: $(STAMP)
-	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) notebooks/plumbing.py build-standin
+	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m plumbing build-standin
 	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) tools/run_notebooks.py --inplace $(NOTEBOOKS)
 
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "notebooks"))
-import plumbing  # noqa: E402
+import plumbing
 
 
 def pytest_configure(config):

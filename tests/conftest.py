@@ -9,20 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "notebooks"))
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "tests"))
+import plumbing
+from run_notebooks import execute_notebook
 
-import plumbing  # noqa: E402
-from run_notebooks import execute_notebook  # noqa: E402
-
-NOTEBOOKS = {
-    "01": ROOT / "notebooks" / "01_tokenization.ipynb",
-    "02": ROOT / "notebooks" / "02_embedding_lookup.ipynb",
-    "03": ROOT / "notebooks" / "03_rmsnorm.ipynb",
-    "04": ROOT / "notebooks" / "04_rope.ipynb",
-}
-EXPORT_NAMES = {"01": "01_tokenization", "02": "02_embedding_lookup", "03": "03_rmsnorm", "04": "04_rope"}
+#: "05" -> notebooks/05_attention.ipynb, for every notebook of the series (the one list: the NN_*.ipynb glob).
+NOTEBOOKS = {p.name[:2]: p for p in plumbing.series_notebooks()}
+EXPORT_NAMES = {stem: p.stem for stem, p in NOTEBOOKS.items()}  # each notebook exports <its name>.safetensors
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +25,7 @@ def standin_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
-    """A Hugging Face safetensors copy of the stand-in (about 1.1 GB, written once per session).
+    """A Hugging Face safetensors copy of the stand-in's embedding table and layer 0 (1.5 GB, written once per session).
 
     Two shards and an index, Hugging Face's names, ``q_proj``/``k_proj`` rows permuted as the
     conversion script does (``references.hf_permute_by_index``, independent of plumbing).
@@ -50,13 +42,15 @@ def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
     to_hf = {v: k for k, v in plumbing.HF_TO_META.items()}
     to_hf.update({f"layers.0.{v}": f"model.layers.0.{k}" for k, v in plumbing.HF_LAYER_TO_META.items()})
     tensors = {}
-    for name in meta.keys():
+    # safetensors stores no shared storage: a full copy would be 16 GB. The embedding table and
+    # layer 0 (1.5 GB) are what the notebooks read in the Hugging Face layout.
+    for name in [k for k in meta.keys() if k == "tok_embeddings.weight" or k.startswith("layers.0.")]:
         t = meta.get(name)
         if name.endswith("wq.weight"):
             t = hf_permute_by_index(t, p.n_heads)
         elif name.endswith("wk.weight"):
             t = hf_permute_by_index(t, p.n_kv_heads_resolved)
-        tensors[to_hf[name]] = t.contiguous()
+        tensors[to_hf[name]] = t.clone()  # the stand-in's matrices share one storage; safetensors needs their own
     emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
     save_file(emb, str(folder / "model-00001-of-00002.safetensors"))
     save_file(tensors, str(folder / "model-00002-of-00002.safetensors"))

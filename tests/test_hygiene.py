@@ -9,9 +9,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import plumbing
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-EXPECTED = ["01_tokenization.ipynb", "02_embedding_lookup.ipynb", "03_rmsnorm.ipynb", "04_rope.ipynb"]
+NOTEBOOKS = plumbing.series_notebooks()
 
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
 PATTERNS = {
@@ -66,8 +67,13 @@ def notebook_problems(nb) -> list[str]:
     return problems
 
 
-def test_the_series_is_complete():
-    assert [p.name for p in NOTEBOOKS] == EXPECTED
+def test_the_series_is_numbered_in_order_and_listed():
+    """Notebooks are numbered 01, 02, ... without gaps, and both READMEs link every one."""
+    assert [int(p.name[:2]) for p in NOTEBOOKS] == list(range(1, len(NOTEBOOKS) + 1))
+    for readme in (ROOT / "README.md", ROOT / "notebooks" / "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        missing = [p.name for p in NOTEBOOKS if p.name not in text]
+        assert not missing, f"{readme.relative_to(ROOT)} does not mention {missing}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -76,7 +76,7 @@ def test_strict_nbval_with_real_weights_stops_with_a_clear_message(fake_real_dir
 
 def test_real_weights_mode_compares_weights_independent_cells(fake_real_dir):
     env = clean_env(LLAMA3_DIR=str(fake_real_dir))
-    flag = subprocess.run([sys.executable, str(ROOT / "notebooks" / "plumbing.py"), "nbval-flag"],
+    flag = subprocess.run([sys.executable, "-m", "plumbing", "nbval-flag"],
                           env=env, capture_output=True, text=True, timeout=120).stdout.strip()
     assert flag == "--nbval-lax"
     out = run_pytest([flag, "--nbval-current-env", *NOTEBOOKS], env)

@@ -335,7 +335,6 @@ print("BENCH_JSON " + json.dumps({"torch": torch.__version__, "capability": torc
 #: The memory-mapped loader, touching what notebooks 02-04 touch.
 MMAP_LOADER = r'''
 import json, sys
-sys.path.insert(0, "notebooks")
 import torch
 import plumbing
 ids = torch.tensor(json.loads(sys.argv[1]))
@@ -360,7 +359,6 @@ k = x @ state["layers.0.attention.wk.weight"].T
 #: What ``plumbing.setup`` runs in a child process to tokenize the prompt (``plumbing.py tokenize``).
 TOKENIZER_CHILD = r'''
 import io, json, sys
-sys.path.insert(0, "notebooks")
 import plumbing
 if not hasattr(plumbing, "_tokenize_command"):
     print("BENCH_NOT_AVAILABLE plumbing.setup tokenizes inside the kernel")
@@ -375,7 +373,6 @@ STANDIN_BUILD = r'''
 import sys
 from pathlib import Path
 
-sys.path.insert(0, "notebooks")
 import plumbing
 plumbing.build_standin(Path(sys.argv[1]), progress=False)
 '''
@@ -528,7 +525,6 @@ def markdown_table(rows) -> str:
 
 def real_checkpoint_note(r: dict[str, Result], rows_read: int) -> list[str]:
     """What the loader ratio means for Meta's 16 GB ``consolidated.00.pth``."""
-    sys.path.insert(0, str(NOTEBOOK_DIR))
     import plumbing
 
     p = plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS)
@@ -634,7 +630,6 @@ def render(info: dict, r: dict[str, Result], args, load_start: str, load_end: st
 
 def prompt_ids() -> list[int]:
     """The default prompt's token ids (with ``<|begin_of_text|>``), as notebook 01 computes them."""
-    sys.path.insert(0, str(NOTEBOOK_DIR))
     import plumbing
 
     return plumbing.encode_prompt(plumbing.load_tokenizer(plumbing.default_tokenizer_path()), plumbing.DEFAULT_PROMPT)
@@ -652,7 +647,6 @@ def main(argv=None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 
-    sys.path.insert(0, str(NOTEBOOK_DIR))
     import nbformat
     import plumbing
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 STANDIN_DIR = REPO_ROOT / "data" / "standin"
 STANDIN_MARKER = "STANDIN.json"
 STANDIN_SEED = 20240418  # Meta-Llama-3-8B's release date; any fixed number would do
@@ -72,8 +72,14 @@ LLAMA3_8B_PARAMS = {
     "rope_theta": 500000.0,
 }
 
-#: The layer-0 tensors the stand-in holds besides ``tok_embeddings.weight``.
-STANDIN_LAYER0 = ("attention_norm", "attention.wq", "attention.wk", "attention.wv", "attention.wo")
+#: How the stand-in's tensors share storage (printed in its description and written to its marker).
+STANDIN_SHARING = ("tok_embeddings has its own values; every other weight matrix is a view at its own offset "
+                   "into one shared random pool, so all 291 tensors differ")
+
+
+def series_notebooks() -> list[Path]:
+    """The notebooks of the series, in order: every ``notebooks/NN_*.ipynb`` (the one list of notebooks)."""
+    return sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 class Llama3Error(Exception):
@@ -276,7 +282,8 @@ class WeightsSource:
     def description(self) -> str:
         """Which weights, for printing (never an absolute path)."""
         if self.standin:
-            return "synthetic stand-in (random bf16 tensors with Meta-Llama-3-8B's names and shapes; not Meta's weights)"
+            return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes; "
+                    "the matrices are views into one shared random pool; not Meta's weights)")
         if self.format == "meta":
             return "real checkpoint, Meta format (params.json + consolidated.00.pth)"
         return "real checkpoint, Hugging Face safetensors format (config.json + model*.safetensors, wq/wk un-permuted to Meta's layout)"
@@ -750,7 +757,7 @@ def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]
     import subprocess
 
     request = json.dumps({"path": str(path), "text": text.encode("utf-8", "surrogatepass").decode("latin-1")})
-    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "tokenize"], input=request,
+    out = subprocess.run([sys.executable, "-m", "plumbing", "tokenize"], input=request, cwd=Path(__file__).resolve().parent.parent,
                          capture_output=True, text=True, encoding="utf-8")
     if out.returncode != 0:
         message = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "the tokenizer process failed"
@@ -945,12 +952,36 @@ def _torch_saver(obj) -> Callable[[Path], None]:
     return write
 
 
-def standin_tensors(params: ModelParams | None = None, seed: int = STANDIN_SEED) -> dict:
-    """The stand-in's tensors (bf16, Meta's names and shapes), from a fixed seed.
+def standin_pool_layout(params: ModelParams) -> tuple[int, dict[str, int]]:
+    """Where each weight matrix of the stand-in sits in its one random pool.
 
-    Values come from numpy's PCG64 generator (the same on every CPU) and are rounded to
-    bf16 by torch. They are random, with magnitudes of the same order as a trained model's;
-    they are not Meta's weights. Embedding rows get a per-token scale so that token norms vary.
+    Returns ``(pool_elements, {name: element offset})`` for every matrix of the model except
+    ``tok_embeddings.weight`` (which has a storage of its own): ``output.weight`` at offset 0 and
+    the seven matrices of each layer (``wq wk wv wo w1 w2 w3``, layer by layer) at multiples of an
+    odd step. Two matrices therefore never start at the same element, and since the step is odd
+    no row of one is a row of another: every tensor holds different numbers, while the pool is
+    only as large as ``output.weight`` (1.05 GB in bf16 for Llama 3 8B instead of 15 GB).
+    """
+    shapes = params.expected_shapes()
+    in_layers = [k for k in shapes if k.startswith("layers.") and len(shapes[k]) == 2]
+    biggest = max(math.prod(shapes[k]) for k in in_layers)
+    size = max(math.prod(shapes["output.weight"]), biggest + len(in_layers))
+    step = max(1, (size - biggest) // len(in_layers))
+    step -= 1 - step % 2  # odd
+    offsets = {"output.weight": 0}
+    offsets.update({k: (i + 1) * step for i, k in enumerate(in_layers)})
+    return size, offsets
+
+
+def standin_tensors(params: ModelParams | None = None, seed: int = STANDIN_SEED) -> dict:
+    """The stand-in's tensors: every name and shape of the full model, bf16, from a fixed seed.
+
+    Values come from numpy's PCG64 generator (the same on every CPU) and are rounded to bf16 by
+    torch; they are random, not Meta's weights. ``tok_embeddings.weight`` has its own storage, with
+    a per-token scale so that token norms vary; the RMSNorm gains (``attention_norm``, ``ffn_norm``,
+    ``norm``) are small vectors of their own; every other matrix is a view into one random pool
+    (see :func:`standin_pool_layout`), so the file stays near 2.1 GB while all 291 tensors differ.
+    ``torch.save`` stores a shared storage once.
     """
     import numpy as np
     import torch
@@ -971,15 +1002,22 @@ def standin_tensors(params: ModelParams | None = None, seed: int = STANDIN_SEED)
             out[start : start + n] = torch.from_numpy(x).reshape((n, *shape[1:])).to(torch.bfloat16)
         return out
 
+    def gain():
+        """An RMSNorm gain: positive values around 0.1, as trained gains of early layers are."""
+        g = np.abs(rng.normal(0.0, 0.1, size=p.dim)).astype(np.float32) + np.float32(0.02)
+        return torch.from_numpy(g).to(torch.bfloat16)
+
     row_scale = np.exp(rng.normal(0.0, 0.35, size=(p.vocab_size, 1))).astype(np.float32)
-    emb = normal(shapes["tok_embeddings.weight"], 0.01, row_scale)
-    out = {"tok_embeddings.weight": emb}
-    norm = np.abs(rng.normal(0.0, 0.1, size=p.dim)).astype(np.float32) + np.float32(0.02)
-    out["layers.0.attention_norm.weight"] = torch.from_numpy(norm).to(torch.bfloat16)
-    for name in ("wq", "wk", "wv", "wo"):
-        key = f"layers.0.attention.{name}.weight"
-        out[key] = normal(shapes[key], 1.0 / math.sqrt(p.dim))
-    return out
+    out = {"tok_embeddings.weight": normal(shapes["tok_embeddings.weight"], 0.01, row_scale)}
+    size, offsets = standin_pool_layout(p)
+    for i in range(p.n_layers):
+        out[f"layers.{i}.attention_norm.weight"] = gain()
+        out[f"layers.{i}.ffn_norm.weight"] = gain()
+    out["norm.weight"] = gain()
+    pool = normal((size // 4096 + 1, 4096) if size > 4096 else (size,), 1.0 / math.sqrt(p.dim)).reshape(-1)
+    for name, offset in offsets.items():
+        out[name] = pool[offset : offset + math.prod(shapes[name])].view(shapes[name])
+    return {name: out[name] for name in shapes}  # Meta's order
 
 
 def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress: bool = True) -> Path:
@@ -1018,7 +1056,8 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
     marker = {
         "what": "synthetic stand-in for Meta-Llama-3-8B: random bf16 tensors with Meta's key names, shapes and dtype",
         "seed": seed,
-        "tensors": sorted(["tok_embeddings.weight"] + [f"layers.0.{n}.weight" for n in STANDIN_LAYER0]),
+        "tensors": len(params.expected_shapes()),
+        "sharing": STANDIN_SHARING,
     }
     _atomic_write(target / STANDIN_MARKER, lambda tmp: tmp.write_text(json.dumps(marker, indent=2) + "\n"))
     done()
@@ -1099,5 +1138,3 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-if __name__ == "__main__":
-    sys.exit(main())
