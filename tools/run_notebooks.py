@@ -24,6 +24,8 @@ from traitlets.config import Config
 from nbclient.exceptions import CellExecutionError
 from tqdm.auto import tqdm
 
+import plumbing
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 
@@ -77,12 +79,27 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
     # Keep only what a reader's Jupyter needs: no widget state, no interpreter version.
     nb.metadata.pop("widgets", None)
     nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata["llama3"] = run_metadata(env)
     if dest is not None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.tmp")
         nbformat.write(nb, tmp)
         os.replace(tmp, dest)
     return nb
+
+
+def run_metadata(env: dict | None = None) -> dict:
+    """What a run was made on, recorded in the executed notebook's metadata under ``llama3``.
+
+    ``weights``: ``"standin"``, ``"meta"`` (a real checkpoint in Meta's format) or ``"hf"`` (Hugging Face
+    safetensors); ``weights_description``: the line each notebook prints; ``prompt``: the prompt used.
+    The site reads these instead of the printed text.
+    """
+    env = dict(os.environ if env is None else env)
+    source = plumbing.find_weights(env.get("LLAMA3_DIR") or None)
+    return {"weights": "standin" if source.standin else source.format,
+            "weights_description": source.description,
+            "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT)}
 
 
 def main(argv=None) -> int:

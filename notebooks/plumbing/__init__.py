@@ -185,6 +185,24 @@ class ModelParams:
         return self.multiple_of * ((hidden + self.multiple_of - 1) // self.multiple_of)
 
     @property
+    def rope_scaling(self) -> dict:
+        """The constants of Llama 3.1's RoPE frequency scaling, used when :attr:`use_scaled_rope` is true.
+
+        Meta's folders: Meta's ``apply_scaling`` (``llama_models/llama3/model.py``) hard-codes factor 8,
+        low_freq_factor 1, high_freq_factor 4 and an original context of 8192 tokens. Hugging Face folders:
+        the ``rope_scaling`` of ``config.json``, as transformers reads it (Llama 3.2 1B/3B use factor 32).
+        ``source`` says which, for printing.
+        """
+        hf = self.extra.get("rope_scaling") or {}
+        if hf.get("rope_type", hf.get("type")) == "llama3":
+            return {"factor": float(hf.get("factor", 8.0)), "low_freq_factor": float(hf.get("low_freq_factor", 1.0)),
+                    "high_freq_factor": float(hf.get("high_freq_factor", 4.0)),
+                    "original_max_position_embeddings": int(hf.get("original_max_position_embeddings", 8192)),
+                    "source": "config.json's rope_scaling"}
+        return {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+                "source": "Meta's apply_scaling (hard-coded)"}
+
+    @property
     def context_length(self) -> int:
         """Trained context in tokens: 8192 for Llama 3, 131072 for Llama 3.1/3.2 (``use_scaled_rope``).
 
