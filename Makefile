@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: run test html check-weights refresh bench standin setup lab clean
+.PHONY: run test test-fast html check-weights refresh bench standin setup lab clean
 
 # The site's local MathJax (pinned in tools/site/package-lock.json); npm ci writes this file.
 MATHJAX_STAMP := tools/site/node_modules/.package-lock.json
@@ -53,8 +53,14 @@ $(MATHJAX_STAMP): tools/site/package.json tools/site/package-lock.json
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 test: standin $(if $(shell command -v npm),$(MATHJAX_STAMP))
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
+	@start=$$(date +%s); \
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
-	    $(NOTEBOOKS) tests/
+	    $(NOTEBOOKS) tests/; status=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
+
+## test-fast: every test that executes no notebook and is not slow (under a minute; for development)
+test-fast: standin
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs -m "not notebook and not slow" tests/
 
 ## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report
 check-weights: standin

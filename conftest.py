@@ -1,11 +1,11 @@
-"""Guards for `make test`: strict nbval compares against outputs made on the stand-in."""
-
-import sys
-from pathlib import Path
+"""Guards for `make test` (strict nbval compares against outputs made on the stand-in) and test markers."""
 
 import pytest
 
 import plumbing
+
+#: Tests that take more than a few seconds without executing a notebook (see the `slow` marker).
+SLOW_MODULES = {"test_site.py", "test_bench.py", "test_launch.py"}
 
 
 def pytest_configure(config):
@@ -22,3 +22,12 @@ def pytest_configure(config):
             "nbval-check-output) are compared and every in-notebook check still runs.",
             returncode=4,
         )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark what executes a notebook `notebook`, and the slow modules `slow`, so `make test-fast` can skip them."""
+    for item in items:
+        if item.path.suffix == ".ipynb" or "run_notebook" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.notebook)
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -49,7 +49,7 @@ def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
         if name.endswith("wq.weight"):
             t = hf_permute_by_index(t, p.n_heads)
         elif name.endswith("wk.weight"):
-            t = hf_permute_by_index(t, p.n_kv_heads_resolved)
+            t = hf_permute_by_index(t, p.n_kv_heads)
         tensors[to_hf[name]] = t.clone()  # the stand-in's matrices share one storage; safetensors needs their own
     emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
     save_file(emb, str(folder / "model-00001-of-00002.safetensors"))

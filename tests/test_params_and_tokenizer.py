@@ -48,7 +48,8 @@ def test_unknown_keys_are_tolerated_and_use_scaled_rope_accepted():
 
 def test_n_kv_heads_defaults_to_n_heads():
     raw = {k: v for k, v in plumbing.LLAMA3_8B_PARAMS.items() if k != "n_kv_heads"}
-    assert ModelParams.from_dict(raw).n_rep == 1
+    params = ModelParams.from_dict(raw)
+    assert params.n_kv_heads == params.n_heads == 32 and params.n_rep == 1  # resolved once, when params are read
 
 
 @pytest.mark.parametrize("change, message", [

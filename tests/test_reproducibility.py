@@ -14,12 +14,19 @@ from pathlib import Path
 
 import pytest
 
+import plumbing
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = [str(p) for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+NOTEBOOKS = [str(p) for p in plumbing.series_notebooks()]
+pytestmark = pytest.mark.notebook
 
 
 def cpu_flags() -> set[str]:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
+    """The CPU's feature flags from Linux's /proc/cpuinfo (empty elsewhere: only the default kernels are tried)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists():
+        return set()
+    for line in cpuinfo.read_text().splitlines():
         if line.startswith("flags"):
             return set(line.split(":", 1)[1].split())
     return set()

@@ -43,7 +43,7 @@ def test_meta_format_loads_layer0_in_bf16(meta):
     assert meta.source.format == "meta" and meta.source.standin
     assert "synthetic stand-in" in meta.description
     p = meta.params
-    assert (p.dim, p.n_heads, p.n_kv_heads_resolved, p.head_dim, p.n_rep) == (4096, 32, 8, 128, 4)
+    assert (p.dim, p.n_heads, p.n_kv_heads, p.head_dim, p.n_rep) == (4096, 32, 8, 128, 4)
     assert meta.shape("tok_embeddings.weight") == (128256, 4096)
     assert meta.shape("layers.0.attention.wk.weight") == (1024, 4096)
     for name in LAYER0:
@@ -51,6 +51,7 @@ def test_meta_format_loads_layer0_in_bf16(meta):
         assert meta.get(name).dtype == torch.bfloat16
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
 def test_meta_format_is_memory_mapped(meta):
     """The tensors are views of a file mapping: reading one does not copy the 1 GB table."""
     emb = meta.get("tok_embeddings.weight")
@@ -109,6 +110,7 @@ def test_llama31_hf_config_sets_use_scaled_rope():
 # --------------------------------------------------------------------------- the stand-in
 
 
+@pytest.mark.slow  # builds the 2.1 GB stand-in twice
 def test_standin_is_deterministic_and_atomic(tmp_path, monkeypatch):
     a = plumbing.build_standin(tmp_path / "a", progress=False)
     b = plumbing.build_standin(tmp_path / "b", progress=False)
@@ -121,6 +123,7 @@ def test_standin_is_deterministic_and_atomic(tmp_path, monkeypatch):
     assert json.loads((a / "params.json").read_text()) == plumbing.LLAMA3_8B_PARAMS
 
 
+@pytest.mark.slow  # generates the stand-in's tensors before the interrupted save
 def test_interrupted_standin_build_leaves_nothing_loadable(tmp_path, monkeypatch):
     def interrupted_save(obj, f, *args, **kwargs):
         f.write(b"PK\x03\x04 half a zip")
@@ -210,6 +213,7 @@ def test_params_json_that_is_not_json(standin_dir, tmp_path):
         plumbing.open_checkpoint(d)
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's /proc/self/status")
 def test_memory_map_refused_by_the_system(standin_dir):
     """A real refusal: the address space is capped below the checkpoint's size (like `ulimit -v`)."""
     code = f"""
@@ -245,13 +249,32 @@ def test_check_weights_command_error_is_one_line(tmp_path):
     assert out.stderr.startswith("error: LLAMA3_DIR=") and "Traceback" not in out.stderr
 
 
-def test_llama3_dir_naming_the_standin_builds_it_when_missing(tmp_path, monkeypatch):
+def test_finding_weights_never_builds_the_standin(tmp_path, monkeypatch):
+    """Resolving, finding or opening weights with the stand-in missing is a clear error, and builds nothing."""
+    import plumbing.weights
+
     target = tmp_path / "data" / "standin"
-    monkeypatch.setattr(plumbing, "STANDIN_DIR", target)
-    monkeypatch.setattr(plumbing, "build_standin", lambda t=target, **kw: (t.mkdir(parents=True), (t / plumbing.STANDIN_MARKER).touch(), t)[-1])
-    monkeypatch.setattr(plumbing, "standin_complete", lambda t=target: (t / plumbing.STANDIN_MARKER).exists())
-    assert plumbing.resolve_dir(str(target)) == target
-    assert (target / plumbing.STANDIN_MARKER).exists()
+    monkeypatch.setattr(plumbing.weights, "STANDIN_DIR", target)
+    monkeypatch.delenv("LLAMA3_DIR", raising=False)
+    assert plumbing.resolve_dir(str(target)) is None  # LLAMA3_DIR naming the stand-in means the stand-in
+    for call in (plumbing.find_weights, plumbing.open_checkpoint):
+        with pytest.raises(Llama3Error, match="stand-in is not built yet.*make run"):
+            call()
+    assert not target.exists()
+
+
+def test_setup_builds_a_missing_standin_and_says_so(monkeypatch, capsys, standin_dir):
+    """``plumbing.setup()`` is the one call that builds the stand-in, with a message and a progress bar."""
+    import plumbing.standin
+
+    calls = []
+    monkeypatch.setattr(plumbing.standin, "standin_complete", lambda *a, **k: bool(calls))
+    monkeypatch.setattr(plumbing.standin, "build_standin", lambda *a, **k: calls.append(k))
+    monkeypatch.delenv("LLAMA3_DIR", raising=False)
+    inputs = plumbing.setup()
+    assert calls == [{"progress": True}]
+    assert "building the synthetic stand-in" in capsys.readouterr().err
+    assert inputs.checkpoint.source.standin and inputs.params.n_kv_heads == 8
 
 
 def test_export_writes_readable_labelled_files(tmp_path, monkeypatch):
@@ -273,6 +296,7 @@ def test_export_folder_that_is_a_file(tmp_path, monkeypatch):
         plumbing.export("x.safetensors", {"t": torch.arange(3)})
 
 
+@pytest.mark.notebook
 def test_failed_run_reports_one_line_and_leaves_no_stale_results(tmp_path):
     """`make run` with bad weights: one message, and build/ keeps no result from an earlier run."""
     out = tmp_path / "build"

@@ -360,13 +360,13 @@ k = x @ state["layers.0.attention.wk.weight"].T
 TOKENIZER_CHILD = r'''
 import io, json, sys
 import plumbing
-if not hasattr(plumbing, "_tokenize_command"):
+if not hasattr(plumbing.tokenizer, "tokenize_command"):
     print("BENCH_NOT_AVAILABLE plumbing.setup tokenizes inside the kernel")
     sys.exit(0)
 path = plumbing.tokenizer_path(plumbing.find_weights())
 text = plumbing.prompt().encode("utf-8", "surrogatepass").decode("latin-1")
 sys.stdin = io.StringIO(json.dumps({"path": str(path), "text": text}))
-plumbing._tokenize_command()
+plumbing.tokenizer.tokenize_command()
 '''
 
 STANDIN_BUILD = r'''
@@ -531,7 +531,7 @@ def real_checkpoint_note(r: dict[str, Result], rows_read: int) -> list[str]:
     real_bytes = p.parameter_count() * 2  # bf16
     standin_file = plumbing.STANDIN_DIR / "consolidated.00.pth"
     standin_bytes = standin_file.stat().st_size if standin_file.is_file() else None
-    touched = (rows_read * p.dim + (p.n_heads + p.n_kv_heads_resolved) * p.head_dim * p.dim) * 2
+    touched = (rows_read * p.dim + (p.n_heads + p.n_kv_heads) * p.head_dim * p.dim) * 2
     mm, plain, torch_only = r["mmap"], r["plain"], r["torch"]
     lines = ["### What the loader ratio means for the real checkpoint", ""]
     if not (mm.ok and plain.ok and mm.peak and plain.peak):

@@ -1,7 +1,7 @@
-"""``python -m plumbing build-standin | check-weights | nbval-flag`` (see :func:`plumbing.main`)."""
+"""``python -m plumbing COMMAND``: see :mod:`plumbing.cli`."""
 
 import sys
 
-from plumbing import main
+from plumbing.cli import main
 
 sys.exit(main())

@@ -1,0 +1,84 @@
+"""The command line, ``python -m plumbing COMMAND`` (used by the Makefile):
+
+``build-standin``
+    build the synthetic stand-in in ``data/standin/`` unless it is complete or ``LLAMA3_DIR`` names real weights
+``check-weights``
+    validate ``LLAMA3_DIR`` (or the stand-in) and print a short report; reads no weight values
+``nbval-flag``
+    print ``--nbval`` on the stand-in, ``--nbval-lax`` on real weights (what ``make test`` passes to pytest)
+``tokenize``
+    internal: the child process of :func:`plumbing.tokenizer.tokenize_out_of_process`
+
+Errors print one line starting with ``error:`` and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .checkpoint import open_checkpoint
+from .errors import Llama3Error
+from .inputs import DEFAULT_PROMPT
+from .paths import STANDIN_DIR, display_path
+from .standin import build_standin, standin_complete
+from .tokenizer import encode_prompt, load_tokenizer, tokenize_command, tokenizer_path
+from .weights import is_standin, resolve_dir
+
+
+def check_weights_report(folder: str | os.PathLike | None = None) -> str:
+    """A short report on the weights in ``folder`` (default ``LLAMA3_DIR``): format, params, tensors, tokenizer."""
+    ckpt = open_checkpoint(folder)
+    p = ckpt.params
+    tok = tokenizer_path(ckpt.source)
+    enc = load_tokenizer(tok)
+    ids = encode_prompt(enc, DEFAULT_PROMPT)
+    lines = [
+        f"weights: {ckpt.description}",
+        f"params: dim {p.dim}, n_layers {p.n_layers}, n_heads {p.n_heads}, n_kv_heads {p.n_kv_heads}, "
+        f"vocab_size {p.vocab_size}, norm_eps {p.norm_eps}, rope_theta {p.rope_theta}, use_scaled_rope {p.use_scaled_rope}",
+        f"derived: head_dim {p.head_dim}, n_rep {p.n_rep}, ffn hidden {p.ffn_hidden_dim}, "
+        f"{p.parameter_count():,} parameters in the full model",
+        f"tensors present: {len(ckpt.keys())} of the full model's {len(p.expected_shapes())}, all shapes agree with params.json"
+        + ("" if len(ckpt.keys()) == len(p.expected_shapes()) else
+           " (a partial checkpoint: notebooks 01-06 read the embedding table and layer 0; 07 needs every tensor)"),
+        f"tokenizer: {'from the weights folder' if ckpt.source.tokenizer_path else 'from llama-models'}, "
+        f"{enc.n_vocab - len(enc.special_tokens_set):,} BPE ranks; "
+        f"the default prompt is {len(ids)} tokens",
+    ]
+    for name in [n for n in ("tok_embeddings.weight", "layers.0.attention.wq.weight", "layers.0.attention.wk.weight",
+                             "layers.0.feed_forward.w1.weight", "output.weight") if n in ckpt.keys()]:
+        lines.append(f"  {name}: {list(ckpt.shape(name))} {str(ckpt.dtype(name)).replace('torch.', '')}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command of the module docstring; errors print one line and exit with status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    cmd = argv[0] if argv else ""
+    try:
+        if cmd == "build-standin":
+            if not is_standin(resolve_dir()):
+                print("LLAMA3_DIR is set to real weights: the stand-in is not needed")
+            elif standin_complete():
+                print(f"stand-in already built in {display_path(STANDIN_DIR)}")
+            else:
+                build_standin()
+                print(f"stand-in built in {display_path(STANDIN_DIR)}")
+            return 0
+        if cmd == "tokenize":
+            tokenize_command()
+            return 0
+        if cmd == "nbval-flag":
+            # Strict comparison of every output on the stand-in; with real weights only the
+            # cells tagged nbval-check-output (weights-independent outputs) are compared.
+            print("--nbval" if is_standin(resolve_dir()) else "--nbval-lax")
+            return 0
+        if cmd == "check-weights":
+            print(check_weights_report())
+            return 0
+    except Llama3Error as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print("usage: python -m plumbing build-standin | check-weights | nbval-flag", file=sys.stderr)
+    return 2

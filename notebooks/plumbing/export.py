@@ -1,0 +1,52 @@
+"""Writing a notebook's result tensors to ``$LLAMA3_EXPORT_DIR`` as safetensors (atomically)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Mapping
+
+from .errors import Llama3Error
+from .inputs import prompt
+from .weights import find_weights
+
+def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None = None) -> Path | None:
+    """Write ``tensors`` to ``$LLAMA3_EXPORT_DIR/filename`` (safetensors) when that variable is set.
+
+    The file is written to a temporary name and renamed, so an interrupted export leaves
+    no partial file. Tensors are stored contiguous, with their dtypes.
+
+    Returns:
+        The path written, or ``None`` when ``LLAMA3_EXPORT_DIR`` is unset.
+
+    Raises:
+        Llama3Error: the export folder cannot be created or written.
+    """
+    folder = os.environ.get("LLAMA3_EXPORT_DIR", "").strip()
+    if not folder:
+        return None
+    from safetensors.torch import save_file
+
+    out = Path(folder).expanduser()
+    if out.exists() and not out.is_dir():
+        raise Llama3Error(f"LLAMA3_EXPORT_DIR={folder!r} is a file, not a folder; point it at a folder (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        # safetensors metadata is UTF-8: a prompt with lone surrogates is stored with escapes.
+        text = prompt().encode("utf-8", "backslashreplace").decode("utf-8")
+        meta = {"prompt": text, "weights": find_weights().description, **(metadata or {})}
+        data = {k: v.detach().contiguous() for k, v in tensors.items()}
+        with tempfile.NamedTemporaryFile(dir=out, prefix=f".{filename}.", suffix=".tmp", delete=False) as tmp:
+            tmp_path = Path(tmp.name)
+        try:
+            save_file(data, str(tmp_path), metadata={k: str(v) for k, v in meta.items()})
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp_path, 0o666 & ~umask)  # like any file the user creates (temporary files start private)
+            os.replace(tmp_path, out / filename)
+        finally:
+            tmp_path.unlink(missing_ok=True)
+    except OSError as e:
+        raise Llama3Error(f"Cannot write the export to LLAMA3_EXPORT_DIR={folder!r}: {e.strerror}.") from None
+    return out / filename

@@ -1,0 +1,51 @@
+"""Hugging Face's names and ``wq``/``wk`` row order, mapped to Meta's.
+
+Hugging Face's conversion script (transformers ``convert_llama_weights_to_hf.py``) renames every
+tensor and permutes the rows of ``wq`` and ``wk`` so that its ``rotate_half`` RoPE gives the same
+attention scores as Meta's interleaved pairs. Loading undoes both, so every notebook sees Meta's layout.
+"""
+
+from __future__ import annotations
+
+HF_TO_META = {
+    "model.embed_tokens.weight": "tok_embeddings.weight",
+    "model.norm.weight": "norm.weight",
+    "lm_head.weight": "output.weight",
+}
+HF_LAYER_TO_META = {
+    "input_layernorm.weight": "attention_norm.weight",
+    "self_attn.q_proj.weight": "attention.wq.weight",
+    "self_attn.k_proj.weight": "attention.wk.weight",
+    "self_attn.v_proj.weight": "attention.wv.weight",
+    "self_attn.o_proj.weight": "attention.wo.weight",
+    "post_attention_layernorm.weight": "ffn_norm.weight",
+    "mlp.gate_proj.weight": "feed_forward.w1.weight",
+    "mlp.down_proj.weight": "feed_forward.w2.weight",
+    "mlp.up_proj.weight": "feed_forward.w3.weight",
+}
+
+
+def hf_name_to_meta(name: str) -> str | None:
+    """Hugging Face tensor name -> Meta's name (``None`` for names Meta's checkpoint lacks)."""
+    if name in HF_TO_META:
+        return HF_TO_META[name]
+    parts = name.split(".", 3)
+    if len(parts) == 4 and parts[0] == "model" and parts[1] == "layers" and parts[3] in HF_LAYER_TO_META:
+        return f"layers.{parts[2]}.{HF_LAYER_TO_META[parts[3]]}"
+    return None
+
+
+def hf_permute(w, n_heads: int):
+    """The row permutation Hugging Face's conversion applies to ``wq``/``wk`` (interleaved -> halves).
+
+    Follows ``permute`` in transformers' ``convert_llama_weights_to_hf.py``:
+    ``w.view(n_heads, rows // n_heads // 2, 2, cols).transpose(1, 2)``. Used by tests and notebook 04.
+    """
+    rows, cols = w.shape
+    return w.view(n_heads, rows // n_heads // 2, 2, cols).transpose(1, 2).reshape(rows, cols)
+
+
+def hf_unpermute(w, n_heads: int):
+    """Inverse of :func:`hf_permute`: Hugging Face's ``q_proj``/``k_proj`` rows back to Meta's ``wq``/``wk``."""
+    rows, cols = w.shape
+    return w.view(n_heads, 2, rows // n_heads // 2, cols).transpose(1, 2).reshape(rows, cols)

@@ -1,0 +1,76 @@
+"""What a notebook's setup cell needs, in one call: :func:`setup` returns the :class:`Inputs`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Iterable
+
+from .checkpoint import Checkpoint, open_checkpoint
+from .params import ModelParams
+from .paths import display_path
+from .tokenizer import tokenize_out_of_process, tokenizer_path
+from .weights import resolve_dir
+
+DEFAULT_PROMPT = "the answer to the ultimate question of life, the universe, and everything is "
+
+
+def prompt() -> str:
+    """The prompt: ``LLAMA3_PROMPT`` when set (even to the empty string), else :data:`DEFAULT_PROMPT`."""
+    return os.environ.get("LLAMA3_PROMPT", DEFAULT_PROMPT)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What every notebook starts from: the weights, their params, the prompt and its token ids.
+
+    Attributes:
+        checkpoint: the opened weights (:class:`~plumbing.checkpoint.Checkpoint`, memory-mapped).
+        params: ``params.json`` with derived values (:class:`~plumbing.params.ModelParams`).
+        prompt: the prompt (:func:`prompt`).
+        tokens: token ids, ``<|begin_of_text|>`` (128000) first, as Meta's ``Tokenizer.encode(bos=True)``.
+        pieces: the text of each token (bytes decoded as UTF-8; part of a character shows as U+FFFD).
+    """
+
+    checkpoint: Checkpoint
+    params: ModelParams
+    prompt: str
+    tokens: list[int]
+    pieces: list[str]
+
+    def report(self, keys: Iterable[str] = ()) -> str:
+        """Lines to print at the top of a notebook: the weights in use, the prompt, the params in ``keys``."""
+        n = len(self.tokens)
+        shown = repr(self.prompt) if len(self.prompt) <= 200 else f"{self.prompt[:200]!r}... ({len(self.prompt):,} characters)"
+        lines = [f"weights: {self.checkpoint.description}",
+                 f"prompt: {shown} ({n} token{'s' if n != 1 else ''} with <|begin_of_text|>)"]
+        if self.prompt != DEFAULT_PROMPT:
+            lines.append("note: LLAMA3_PROMPT is set; the text describes the default prompt (17 tokens), the outputs are for yours")
+        lines += [f"{k}: {getattr(self.params, k)!r}" for k in keys]
+        return "\n".join(lines)
+
+
+def setup() -> Inputs:
+    """Open the weights (``LLAMA3_DIR`` or the stand-in), read params and tokenize :func:`prompt`.
+
+    The one place that builds the synthetic stand-in when it is missing (a fresh clone opened in
+    Jupyter without ``make run``): it says "building the synthetic stand-in ..." and shows progress.
+    Tokenizing runs in a child process (:func:`~plumbing.tokenizer.tokenize_out_of_process`).
+
+    Raises:
+        Llama3Error: any setup problem, with what to do about it.
+    """
+    from .standin import build_standin, standin_complete
+
+    folder = resolve_dir()
+    if folder is None and not standin_complete():
+        from .paths import STANDIN_DIR
+
+        print(f"building the synthetic stand-in checkpoint in {display_path(STANDIN_DIR)} "
+              "(once, about 20 s and 2.1 GB; `make run` does this too) ...", file=sys.stderr)
+        build_standin(progress=True)
+    ckpt = open_checkpoint(folder)
+    text = prompt()
+    tokens, pieces = tokenize_out_of_process(tokenizer_path(ckpt.source), text)
+    return Inputs(ckpt, ckpt.params, text, tokens, pieces)

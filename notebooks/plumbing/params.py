@@ -1,0 +1,199 @@
+"""``params.json`` (Meta's format) and a Hugging Face ``config.json``, read into one :class:`ModelParams`."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Mapping
+
+from .errors import Llama3Error
+from .paths import display_path
+
+#: Meta-Llama-3-8B's ``params.json``, as published by Meta.
+LLAMA3_8B_PARAMS = {
+    "dim": 4096,
+    "n_layers": 32,
+    "n_heads": 32,
+    "n_kv_heads": 8,
+    "vocab_size": 128256,
+    "multiple_of": 1024,
+    "ffn_dim_multiplier": 1.3,
+    "norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+}
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """``params.json`` of a Llama 3 checkpoint, with the values derived from it.
+
+    Field names and meanings follow Meta's ``ModelArgs`` (``llama/model.py``).
+    Unknown keys in the file are kept in :attr:`extra` and otherwise ignored.
+    """
+
+    dim: int
+    n_layers: int
+    n_heads: int
+    vocab_size: int
+    n_kv_heads: int | None = None  # None in the file means n_heads (Meta's default); resolved in __post_init__
+    multiple_of: int = 256
+    ffn_dim_multiplier: float | None = None
+    norm_eps: float = 1e-5
+    rope_theta: float = 500000.0
+    use_scaled_rope: bool = False
+    intermediate_size: int | None = None  # only from a Hugging Face config.json; Meta derives it
+    extra: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.n_kv_heads is None:  # Meta's ModelArgs: n_kv_heads = n_heads when params.json leaves it out
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping, source: str = "params.json") -> "ModelParams":
+        """Build from a parsed ``params.json``; raise :class:`Llama3Error` on missing or bad keys."""
+        if not isinstance(raw, Mapping):
+            raise Llama3Error(f"{source} must hold a JSON object, found {type(raw).__name__}.")
+        known = {f.name for f in fields(cls)} - {"extra"}
+        missing = [k for k in ("dim", "n_layers", "n_heads", "vocab_size") if k not in raw]
+        if missing:
+            raise Llama3Error(f"{source} lacks the key(s) {', '.join(missing)}; is it a Llama params.json?")
+        kwargs = {k: raw[k] for k in known if k in raw}
+        extra = {k: v for k, v in raw.items() if k not in known}
+        try:
+            params = cls(**kwargs, extra=extra)
+        except TypeError as e:  # pragma: no cover - dataclass arguments are all named
+            raise Llama3Error(f"{source}: {e}") from None
+        params._validate(source)
+        return params
+
+    @classmethod
+    def from_json(cls, path: Path) -> "ModelParams":
+        """Read and validate ``params.json`` at ``path``."""
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise Llama3Error(f"No params.json in {display_path(Path(path).parent)}.") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise Llama3Error(f"params.json is not valid JSON ({e}); download it again.") from None
+        return cls.from_dict(raw)
+
+    def _validate(self, source: str) -> None:
+        for name in ("dim", "n_layers", "n_heads", "vocab_size", "n_kv_heads", "multiple_of"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise Llama3Error(f"{source}: {name} must be a positive integer, found {value!r}.")
+        if self.dim % self.n_heads:
+            raise Llama3Error(f"{source}: dim {self.dim} is not divisible by n_heads {self.n_heads}.")
+        if self.n_heads % self.n_kv_heads:
+            raise Llama3Error(f"{source}: n_heads {self.n_heads} is not divisible by n_kv_heads {self.n_kv_heads}.")
+        if self.head_dim % 2:
+            raise Llama3Error(f"{source}: head_dim {self.head_dim} must be even for rotary embeddings.")
+        for name in ("norm_eps", "rope_theta"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+                raise Llama3Error(f"{source}: {name} must be a positive number, found {value!r}.")
+
+    # Derived values, by Meta's formulas (llama/model.py: Attention and FeedForward).
+    @property
+    def n_kv_heads_resolved(self) -> int:  # TRANSITION: removed once no notebook or test uses it
+        return self.n_kv_heads
+
+    @property
+    def head_dim(self) -> int:
+        """``dim // n_heads``: 128 for Llama 3 8B."""
+        return self.dim // self.n_heads
+
+    @property
+    def n_rep(self) -> int:
+        """Query heads per key/value head (grouped-query attention): 4 for Llama 3 8B."""
+        return self.n_heads // self.n_kv_heads
+
+    @property
+    def ffn_hidden_dim(self) -> int:
+        """SwiGLU hidden size, Meta's ``FeedForward.__init__`` formula: 14336 for Llama 3 8B."""
+        if self.intermediate_size is not None:
+            return self.intermediate_size
+        hidden = int(2 * (4 * self.dim) / 3)
+        if self.ffn_dim_multiplier is not None:
+            hidden = int(self.ffn_dim_multiplier * hidden)
+        return self.multiple_of * ((hidden + self.multiple_of - 1) // self.multiple_of)
+
+    @property
+    def rope_scaling(self) -> dict:
+        """The constants of Llama 3.1's RoPE frequency scaling, used when :attr:`use_scaled_rope` is true.
+
+        Meta's folders: Meta's ``apply_scaling`` (``llama_models/llama3/model.py``) hard-codes factor 8,
+        low_freq_factor 1, high_freq_factor 4 and an original context of 8192 tokens. Hugging Face folders:
+        the ``rope_scaling`` of ``config.json``, as transformers reads it (Llama 3.2 1B/3B use factor 32).
+        ``source`` says which, for printing.
+        """
+        hf = self.extra.get("rope_scaling") or {}
+        if hf.get("rope_type", hf.get("type")) == "llama3":
+            return {"factor": float(hf.get("factor", 8.0)), "low_freq_factor": float(hf.get("low_freq_factor", 1.0)),
+                    "high_freq_factor": float(hf.get("high_freq_factor", 4.0)),
+                    "original_max_position_embeddings": int(hf.get("original_max_position_embeddings", 8192)),
+                    "source": "config.json's rope_scaling"}
+        return {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+                "source": "Meta's apply_scaling (hard-coded)"}
+
+    @property
+    def context_length(self) -> int:
+        """Trained context in tokens: 8192 for Llama 3, 131072 for Llama 3.1/3.2 (``use_scaled_rope``).
+
+        From Meta's model cards; ``params.json`` itself does not store it.
+        """
+        return 131072 if self.use_scaled_rope else 8192
+
+    def expected_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Meta key name -> shape, for every tensor of the full model."""
+        d, hd, hidden = self.dim, self.head_dim, self.ffn_hidden_dim
+        shapes = {"tok_embeddings.weight": (self.vocab_size, d), "norm.weight": (d,), "output.weight": (self.vocab_size, d)}
+        for i in range(self.n_layers):
+            p = f"layers.{i}."
+            shapes.update({
+                p + "attention_norm.weight": (d,),
+                p + "attention.wq.weight": (self.n_heads * hd, d),
+                p + "attention.wk.weight": (self.n_kv_heads * hd, d),
+                p + "attention.wv.weight": (self.n_kv_heads * hd, d),
+                p + "attention.wo.weight": (d, self.n_heads * hd),
+                p + "ffn_norm.weight": (d,),
+                p + "feed_forward.w1.weight": (hidden, d),
+                p + "feed_forward.w2.weight": (d, hidden),
+                p + "feed_forward.w3.weight": (hidden, d),
+            })
+        return shapes
+
+    def parameter_count(self) -> int:
+        """Number of parameters of the full model (8,030,261,248 for Llama 3 8B)."""
+        return sum(math.prod(s) for s in self.expected_shapes().values())
+
+
+def params_from_hf_config(raw: Mapping) -> ModelParams:
+    """Map a Hugging Face Llama ``config.json`` to :class:`ModelParams` (Meta's names).
+
+    Hugging Face stores the FFN hidden size itself (``intermediate_size``) instead of Meta's
+    ``multiple_of`` and ``ffn_dim_multiplier``; it is kept as :attr:`ModelParams.intermediate_size`.
+    """
+    try:
+        rope = raw.get("rope_scaling") or raw.get("rope_parameters") or {}
+        theta = raw.get("rope_theta", rope.get("rope_theta", 500000.0))
+        meta = {
+            "dim": raw["hidden_size"],
+            "n_layers": raw["num_hidden_layers"],
+            "n_heads": raw["num_attention_heads"],
+            "n_kv_heads": raw.get("num_key_value_heads", raw["num_attention_heads"]),
+            "vocab_size": raw["vocab_size"],
+            "norm_eps": raw.get("rms_norm_eps", 1e-5),
+            "rope_theta": float(theta),
+            "use_scaled_rope": rope.get("rope_type", rope.get("type")) == "llama3",
+        }
+        if rope:
+            meta["rope_scaling"] = dict(rope)  # kept in ModelParams.extra (e.g. the factor, 8 or 32)
+        if raw.get("intermediate_size") is not None:
+            meta["intermediate_size"] = int(raw["intermediate_size"])
+    except (KeyError, AttributeError, TypeError) as e:
+        raise Llama3Error(f"config.json is not a Llama config (missing or bad {e}).") from None
+    params = ModelParams.from_dict(meta, source="config.json")
+    return params
