@@ -80,5 +80,5 @@ def main(argv: list[str] | None = None) -> int:
     except Llama3Error as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print("usage: python -m plumbing build-standin | check-weights | nbval-flag", file=sys.stderr)
+    print(__doc__, file=sys.stderr)
     return 2
