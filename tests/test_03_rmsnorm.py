@@ -48,9 +48,11 @@ def inputs(checkpoint, prompt):
 def meta_rmsnorm(weight: torch.Tensor, eps: float) -> torch.nn.Module:
     """Meta's ``RMSNorm`` (llama-models ``llama3/model.py``) holding ``weight``, in the weight's dtype.
 
-    Meta builds the model after ``torch.set_default_dtype(torch.bfloat16)`` (``generation.py``), so its
-    norm weights are bf16; a module left in float32 would promote the output to float32. ``eps`` must be
-    passed: the class default is 1e-6, Llama 3 8B's ``norm_eps`` is 1e-5.
+    ``Llama3.build`` (``llama_models/llama3/generation.py``) sets the default dtype to bf16 only on a CUDA
+    or XPU device with bf16 support (float16 on one without it) and leaves float32 on the CPU. The series
+    reproduces the bf16 path, so the module is kept in the checkpoint's bf16; a module left in float32 would
+    promote the output to float32 (``test_meta_cpu_path_is_float32``). ``eps`` must be passed: the class
+    default is 1e-6, Llama 3 8B's ``norm_eps`` is 1e-5.
     """
     norm = references.meta_llama3_model().RMSNorm(weight.shape[0], eps=eps).to(weight.dtype)
     norm.load_state_dict({"weight": weight})
@@ -104,3 +106,37 @@ def test_the_reference_setup_is_not_vacuous(checkpoint):
         float32_weight = meta_rmsnorm(weight.float(), params.norm_eps)(rows)
     assert not torch.equal(right, class_default_eps)
     assert float32_weight.dtype == torch.float32
+
+
+def test_generation_picks_bf16_only_on_accelerators_with_bf16():
+    """The dtype choice the notebook describes is the installed ``Llama3.build``'s (llama-models 0.3.0).
+
+    bf16 when ``torch.cuda``/``torch.xpu`` report bf16 support, float16 (``torch.half``) otherwise on those
+    devices, and no ``set_default_dtype`` for any other device (the CPU keeps float32).
+    """
+    import importlib.util
+    from pathlib import Path
+
+    # Read, not imported: generation.py imports fairscale at module level.
+    path = Path(importlib.util.find_spec("llama_models").origin).parent / "llama3" / "generation.py"
+    source = path.read_text(encoding="utf-8")
+    source = source[source.index("    def build("):]
+    source = source[: source.index("\n    def ", 10)]  # Llama3.build only
+    dense = source[source.index('print(f"Setting default device'):]  # the non-quantized branch
+    for device in ("cuda", "xpu"):
+        block = dense[dense.index(f'device.type == "{device}"'):]
+        block = block[: block.index("build_model()")]
+        assert f"torch.{device}.is_bf16_supported()" in block
+        assert "torch.set_default_dtype(torch.bfloat16)" in block and "torch.set_default_dtype(torch.half)" in block
+    assert dense.count("set_default_dtype(") == 4  # two per accelerator, none for the CPU
+
+
+def test_meta_cpu_path_is_float32(run_notebook, checkpoint):
+    """Meta's CPU path (float32 model: float32 rows and gain) gives float32 values, not the export's bf16 path."""
+    rows, weight, params = inputs(checkpoint, None)
+    with torch.no_grad():
+        cpu = meta_rmsnorm(weight.float(), params.norm_eps)(rows.float())
+    got = run_notebook("03")["token_embeddings"]
+    assert cpu.dtype == torch.float32
+    assert not torch.equal(cpu.to(torch.bfloat16), got)  # one rounding at the end vs the bf16 path's two
+    assert torch.allclose(cpu, got.float(), rtol=2.0**-7, atol=0)  # within one bf16 spacing
