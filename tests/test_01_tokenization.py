@@ -8,21 +8,24 @@ equal ``references.meta_tokenizer().encode(prompt, bos=True, eos=False)`` (Meta'
 
 Further prompts. Running the notebook for every prompt would take over a minute, so the eleven prompts
 of ``PLUMBING_PROMPTS`` (more languages, contractions, digits, emoji sequences, whitespace, the Llama 3.1
-special names, control characters, a lone surrogate, inputs above Meta's 25,000- and 400,000-character
+and 3.2 special names, control characters, a lone surrogate, inputs above Meta's 25,000- and 400,000-character
 limits) go through ``plumbing.encode_prompt``, the function the notebook's setup uses and that the
 notebook's check cell asserts its own ids equal, and are compared with Meta's tokenizer. The short ones
 also go through a pure-Python copy of the notebook's algorithm (Meta's regex with the ``regex``
 package, then tiktoken's whole-piece lookup and byte-pair merges), so what the notebook teaches is
 checked on more than its own prompt.
 
-Unit tests check plumbing's tokenizer pieces against Meta's: special-token names and ids (and the
-Llama 3.1 names ``llama-models`` gives ids 128004, 128005, 128008, 128010, 128011), the pattern, the
-length limits, the ranks, and the splitting of long runs.
+Unit tests check plumbing's tokenizer pieces against Meta's: special-token names and ids (the
+installed ``llama-models`` 0.3.0 carries the Llama 3.2 list: 12 named tokens, ``<|image|>`` at 128011;
+Llama 3.1's list has 11, and 128011 is ``<|reserved_special_token_2|>`` there; Meta-Llama-3-8B's
+April 2024 list, which ``plumbing.llama3_special_tokens()`` returns, has 10), the pattern and which of
+its alternatives takes which whitespace, the length limits, the ranks, and the splitting of long runs.
 """
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 import regex
@@ -48,7 +51,7 @@ PLUMBING_PROMPTS = {
     "digits": "3.14159265358979 + 1234567 = 1234570.14159265358979; 2024-04-18; 1,000,000; ١٢٣٤٥ ⅞ ²",
     "emoji sequences": "👍🏽 🏳️‍🌈 🇯🇵 ❤️ 🧑‍💻 ⌚🦙🦙🦙",
     "whitespace": "a  b   c\n\n\n   \t\t d" + " " * 30 + "end\r\n\r\n\u00a0\u2003nbsp\u3000x \n ",
-    "llama 3.1 special names": "<|eom_id|><|python_tag|><|image|><|finetune_right_pad_id|><|reserved_special_token_250|>",
+    "llama 3.1 and 3.2 special names": "<|eom_id|><|python_tag|><|image|><|finetune_right_pad_id|><|reserved_special_token_250|>",
     "control characters": "\x00\x07\x1b[31mred\x1b[0m\u200b\ufeff tab\tend\x7f",
     "lone surrogate": "a \ud800 b",
     "runs over 25,000 characters": "a" * 30_000 + " b" + "\n" * 26_000 + "c",
@@ -65,7 +68,7 @@ def prompt_text(prompt: str | None) -> str:
 
 @pytest.fixture(scope="module")
 def meta():
-    """Meta's reference ``Tokenizer`` (llama-models, Llama 3.1 special-token names)."""
+    """Meta's reference ``Tokenizer`` (llama-models 0.3.0: Llama 3.2 special-token names)."""
     return references.meta_tokenizer()
 
 
@@ -169,34 +172,110 @@ def test_special_token_names_and_ids(token_id, name, enc, meta):
     assert names[token_id - 128000] == name
     assert enc.encode_single_token(name) == token_id
     assert enc.decode_single_token_bytes(token_id) == name.encode("ascii")
-    if token_id != 128255:  # Llama 3.1 renumbers the reserved tokens (see the next test)
+    if token_id != 128255:  # Llama 3.1 and 3.2 renumber the reserved tokens (see the tests below)
         assert meta.special_tokens[name] == token_id
 
 
-@pytest.mark.parametrize("token_id, name_31", [
+#: Llama 3.1's named special tokens, ids 128000-128010 in order: ``models/llama3_1/api/tokenizer.py`` in Meta's
+#: llama-models repository (July 2024). The reserved tokens follow, numbered from 2 (128011 is
+#: <|reserved_special_token_2|>). Llama 3.2 (the installed llama-models) appends <|image|> at 128011.
+LLAMA31_NAMED = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+    "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>", "<|end_header_id|>",
+    "<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
+]
+
+
+def llama_models_file(*parts: str) -> str:
+    """Text of a file of the installed ``llama_models`` package."""
+    import llama_models
+
+    return Path(llama_models.__file__).parent.joinpath(*parts).read_text(encoding="utf-8")
+
+
+def test_installed_llama_models_carries_the_llama32_list(meta):
+    """llama-models 0.3.0 names 12 special tokens, <|image|> (Llama 3.2 vision) at 128011: the Llama 3.2 list."""
+    named = [n for n, i in sorted(meta.special_tokens.items(), key=lambda item: item[1])
+             if not (n.startswith("<|reserved_special_token_") and i > 128003)]
+    assert len(named) == 12 and named == LLAMA31_NAMED + ["<|image|>"]
+    assert meta.special_tokens["<|image|>"] == 128011
+    assert meta.special_tokens["<|reserved_special_token_2|>"] == 128012
+    # The package's own prompt-format notes: <|image|> belongs to Llama 3.2, not to Llama 3.1's token list.
+    assert "<|image|>" in llama_models_file("llama3_2", "vision_prompt_format.md")
+    notes_31 = llama_models_file("llama3_1", "prompt_format.md")
+    assert "<|image|>" not in notes_31
+    assert all(f"`{n}`" in notes_31 for n in ["<|finetune_right_pad_id|>", "<|eom_id|>", "<|python_tag|>"])
+
+
+def test_llama31_list_has_11_named_tokens_and_128011_is_reserved():
+    """Llama 3.1: 11 named tokens; 128011 is <|reserved_special_token_2|>, 3.0's <|reserved_special_token_k|> is 3.1's k-4."""
+    names_31 = LLAMA31_NAMED + [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(LLAMA31_NAMED))]
+    names_30 = plumbing.llama3_special_tokens()
+    assert len(LLAMA31_NAMED) == 11 and len(names_31) == 256 == len(set(names_31))
+    assert names_31[128011 - 128000] == "<|reserved_special_token_2|>"
+    for token_id in range(128011, 128256):
+        k = int(names_30[token_id - 128000].removeprefix("<|reserved_special_token_").removesuffix("|>"))
+        assert names_31[token_id - 128000] == f"<|reserved_special_token_{k - 4}|>"
+
+
+@pytest.mark.parametrize("token_id, name_32", [
     (128004, "<|finetune_right_pad_id|>"),
     (128005, "<|step_id|>"),
     (128008, "<|eom_id|>"),
     (128010, "<|python_tag|>"),
     (128011, "<|image|>"),
 ])
-def test_llama31_names_differ_for_the_same_ids(token_id, name_31, meta):
-    """llama-models' Tokenizer carries Llama 3.1 names; plumbing carries Meta-Llama-3-8B's for the same ids."""
-    names_31 = {i: n for n, i in meta.special_tokens.items()}
+def test_llama32_names_differ_for_the_same_ids(token_id, name_32, meta):
+    """llama-models' Tokenizer carries Llama 3.2 names; plumbing carries Meta-Llama-3-8B's for the same ids."""
+    names_32 = {i: n for n, i in meta.special_tokens.items()}
     names_30 = plumbing.llama3_special_tokens()
-    assert names_31[token_id] == name_31
+    assert names_32[token_id] == name_32
     assert names_30[token_id - 128000].startswith("<|reserved_special_token_")
-    assert names_30[token_id - 128000] != name_31
+    assert names_30[token_id - 128000] != name_32
 
 
 def test_reserved_tokens_are_renumbered_by_five_from_128012(meta):
-    """From id 128012 on, 3.0's <|reserved_special_token_k|> is 3.1's <|reserved_special_token_{k-5}|>."""
-    names_31 = {i: n for n, i in meta.special_tokens.items()}
+    """From id 128012 on, 3.0's <|reserved_special_token_k|> is 3.2's <|reserved_special_token_{k-5}|>."""
+    names_32 = {i: n for n, i in meta.special_tokens.items()}
     names_30 = plumbing.llama3_special_tokens()
-    assert len(names_31) == 256 and min(names_31) == 128000 and max(names_31) == 128255
+    assert len(names_32) == 256 and min(names_32) == 128000 and max(names_32) == 128255
     for token_id in range(128012, 128256):
         k = int(names_30[token_id - 128000].removeprefix("<|reserved_special_token_").removesuffix("|>"))
-        assert names_31[token_id] == f"<|reserved_special_token_{k - 5}|>"
+        assert names_32[token_id] == f"<|reserved_special_token_{k - 5}|>"
+
+
+# --------------------------------------------------------------------------- the pattern's alternatives
+
+#: Meta's pattern, one alternative per entry (the notebook's section 3).
+ALTERNATIVES = [
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)", r"[^\r\n\p{L}\p{N}]?\p{L}+", r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+",
+]
+
+
+def which_alternative(text: str) -> list[tuple[str, int]]:
+    """(piece, 1-based number of the alternative of Meta's pattern that took it) for every piece."""
+    numbered = regex.compile("|".join(f"({a})" for a in ALTERNATIVES))
+    return [(m.group(), m.lastindex) for m in numbered.finditer(text)]
+
+
+def test_alternatives_join_to_metas_pattern(meta):
+    assert "|".join(ALTERNATIVES) == plumbing.PAT_STR == meta.pat_str
+
+
+def test_trailing_space_is_taken_by_the_lookahead_alternative():
+    """The prompt's trailing space: ``\\s+(?!\\S)`` (6); a space before a digit, as in "is 42": the last ``\\s+`` (7)."""
+    assert which_alternative(plumbing.DEFAULT_PROMPT)[-1] == (" ", 6)
+    assert which_alternative("everything is 42") == [("everything", 2), (" is", 2), (" ", 7), ("42", 3)]
+    assert which_alternative("a  b") == [("a", 2), (" ", 6), (" b", 2)]  # all but the last space of a run
+
+
+def test_p_n_is_any_number_character_not_only_digits():
+    """``\\p{N}`` takes Unicode number characters that are not decimal digits (½, ², Ⅻ), but not 五, which Unicode counts as a letter."""
+    for char in ["7", "\u0663", "½", "²", "Ⅻ"]:
+        assert regex.fullmatch(r"\p{N}", char), char
+    assert not regex.fullmatch(r"\p{N}", "五")
+    assert which_alternative("½Ⅻ²") == [("½Ⅻ²", 3)]
 
 
 def test_pattern_limits_and_ranks_are_metas(enc, meta):

@@ -89,7 +89,7 @@ def test_special_tokens_are_llama3_8b_names():
     assert ids["<|start_header_id|>"] == 128006 and ids["<|end_header_id|>"] == 128007
     assert ids["<|eot_id|>"] == 128009 and ids["<|reserved_special_token_250|>"] == 128255
     assert enc.n_vocab == 128256
-    # Meta's llama-models tokenizer (Llama 3.1 names) agrees on the shared names' ids.
+    # Meta's llama-models tokenizer (0.3.0: the Llama 3.2 names) agrees on the shared names' ids.
     ref = meta_tokenizer().special_tokens
     for n in ("<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"):
         assert ref[n] == ids[n]
