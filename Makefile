@@ -16,9 +16,6 @@ endif
 
 .PHONY: run test test-fast html check-weights refresh bench standin setup lab clean
 
-# The site's local MathJax (pinned in tools/site/package-lock.json); npm ci writes this file.
-MATHJAX_STAMP := tools/site/node_modules/.package-lock.json
-
 ## setup: create .venv and install the pinned requirements (skipped when up to date)
 setup: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -39,19 +36,13 @@ run: standin
 	$(PY) tools/run_notebooks.py --out build $(NOTEBOOKS)
 	@$(MAKE) --no-print-directory html
 
-## html: export the executed notebooks in build/ to a static site in site/
-html: $(STAMP) $(MATHJAX_STAMP)
+## html: build the course site in site/ from the executed notebooks in build/ (Sphinx + MyST-NB, tools/book/)
+html: $(STAMP)
 	$(PY) tools/build_site.py
-
-$(MATHJAX_STAMP): tools/site/package.json tools/site/package-lock.json
-	@command -v npm >/dev/null || { echo "error: the HTML export needs Node.js and npm once, to install a local MathJax; install them (Debian/Ubuntu: apt install npm; macOS: brew install node) and run make again" >&2; exit 1; }
-	@echo "==> installing the site's local copy of MathJax (npm ci in tools/site)"
-	npm ci --prefix tools/site --no-audit --no-fund
-	@touch $@
 
 ## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
-test: standin $(if $(shell command -v npm),$(MATHJAX_STAMP))
+test: standin
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	@start=$$(date +%s); \
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \

@@ -1,0 +1,73 @@
+"""Sphinx configuration of the course site (``make html``; tools/build_site.py runs Sphinx with it).
+
+The source folder is a staging copy that tools/build_site.py writes: ``index.md`` and
+``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them.
+
+Translations use Sphinx's gettext catalogues: ``python tools/build_site.py --builder gettext``
+writes the ``.pot`` templates, translators put ``<lang>/LC_MESSAGES/*.po`` in ``tools/book/locale/``,
+and ``python tools/build_site.py --language zh_CN`` builds that edition (one ``.po`` per page).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the site's own small extensions live beside this file
+
+project = "Llama 3, step by step"
+author = "the Llama 3, step by step authors"
+copyright = f"{author}; text and figures CC BY 4.0, code Apache-2.0"
+
+extensions = [
+    "myst_nb",  # notebooks and markdown (MyST), the engine of Jupyter Book 1
+    "sphinx.ext.mathjax",
+    "local_mathjax",  # MathJax from a PyPI package, copied into the site: nothing from a CDN
+    "weights_banner",  # which weights a page's outputs come from, read from the notebook's metadata
+    "solutions",  # exercise solutions collapsed, code and output
+    "deep_dives",  # the "Deep dives" section of a notebook, collapsed
+]
+root_doc = "index"
+exclude_patterns = ["**.ipynb_checkpoints"]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# --------------------------------------------------------------------------- notebooks
+nb_execution_mode = "off"  # build/ holds executed notebooks; the site never runs a cell
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# --------------------------------------------------------------------------- internationalisation
+language = os.environ.get("LLAMA3_SITE_LANGUAGE") or "en"  # or: build_site.py --language zh_CN
+locale_dirs = [str(HERE / "locale")]
+gettext_compact = False  # one catalogue per page, so each notebook is translated on its own
+
+# --------------------------------------------------------------------------- HTML
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = [str(HERE / "_static")]
+html_css_files = ["llama3.css"]
+html_copy_source = True  # the download button serves each page's .ipynb from _sources/
+html_sourcelink_suffix = ""  # ... as NN_name.ipynb, not NN_name.ipynb.txt
+html_show_search_summary = False  # summaries are fetched with fetch(), which file:// pages may not do
+html_last_updated_fmt = None  # no dates: the site is the same on every rebuild
+html_context = {"default_mode": "auto"}  # light or dark as the reader's system prefers
+html_theme_options = {
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "use_repository_button": False,
+    "use_issues_button": False,
+    "use_edit_page_button": False,
+    "use_source_button": False,
+    "launch_buttons": {},  # no Binder/Colab/JupyterHub links from the pages: the README says how
+    "analytics": {},
+    "navigation_with_keys": False,
+    "navbar_persistent": [],  # the sidebar has the search field; no second one in a header bar
+    "footer_content_items": ["copyright.html"],
+    "extra_footer": "",
+}
