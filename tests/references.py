@@ -159,7 +159,7 @@ def meta_mask(seqlen: int, start_pos: int = 0, dtype=None):
 
 
 def meta_tokenizer():
-    """Meta's reference ``Tokenizer`` from llama-models (Llama 3.1 special-token names)."""
+    """Meta's reference ``Tokenizer`` from llama-models 0.3.0 (the Llama 3.2 special-token names; the ids are Llama 3's)."""
     from llama_models.llama3.tokenizer import Tokenizer
 
     return Tokenizer.get_instance()
