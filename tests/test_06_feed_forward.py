@@ -36,7 +36,7 @@ pytestmark = pytest.mark.notebook
 PROMPTS = {
     "default": None,  # the series' prompt, 17 tokens
     "empty": "",  # just <|begin_of_text|>: one position, no mask
-    "long": "The feed-forward network widens every row, gates it with SiLU and narrows it again. " * 12,
+    "long": "The feed-forward network widens every row, gates it with SiLU and narrows it again. " * 7,
     "non_english": "La réponse à la grande question sur la vie, l'univers et le reste est 42. "
                    "生命、宇宙以及一切的终极答案是四十二。 Ответ на главный вопрос жизни — 42.",
 }
