@@ -1,24 +1,31 @@
-"""The HTML site of `make html` (tools/build_site.py), checked as files and in a real headless Chromium.
+"""The course site of `make html` (tools/build_site.py, tools/book/), checked as files and in a real headless Chromium.
 
-The site is built from the committed notebooks in notebooks/ (they carry their outputs) into a
-temporary folder; site/ and build/ are left alone, except for the screenshots written to
-build/site-screenshots/ for a person to look at. Every page is loaded from file:// and from a
-static server on 127.0.0.1 (the one `python -m http.server` runs): no request may fail or leave
-the site, the mathematics must be typeset by the local MathJax (no raw TeX left, no MathJax
-error) and every image must have loaded.
+The site is built into a temporary folder from executed notebooks: ``build/`` when it holds an executed
+copy of every notebook of the series (after `make run`), else the committed notebooks in notebooks/
+(they carry their outputs; one without the run metadata that tools/run_notebooks.py records gets the
+stand-in's, which is what `make refresh` runs on). LLAMA3_SITE_SRC=folder picks the folder. site/ and
+build/ are left alone, except for the screenshots written to build/site-screenshots/ for a person to
+look at.
 
-Without Chromium (a learner's laptop) the browser tests are skipped, with the reason; when the
-environment variable CI is set they fail instead. LLAMA3_SITE_SRC=folder runs these tests on
-other executed notebooks (images resolved against that folder).
+In Chromium every page is loaded from file:// and from a static server on 127.0.0.1 (the one
+`python -m http.server` runs): no request may fail or leave the site, the mathematics must be typeset
+by the local MathJax (no raw TeX left, no MathJax error), every image must have loaded, the sidebar
+must list every notebook of the series, and search must find the RoPE notebook for "rotary". Exercise
+solutions and deep dives must be collapsed, and each page's weights banner must come from its
+notebook's metadata. Chromium is found on PATH (chromium, chromium-browser, google-chrome) or
+given as LLAMA3_CHROMIUM=path. Without it (a learner's laptop) the browser tests are skipped with the
+reason; when the environment variable CI is set they fail instead.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
 import threading
+import time
 import warnings
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -26,17 +33,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from markupsafe import escape
 
 import build_site
+import plumbing
+import run_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
-SRC = Path(os.environ.get("LLAMA3_SITE_SRC") or ROOT / "notebooks").resolve()
 SHOTS = ROOT / "build" / "site-screenshots"
+HOME = ROOT / "notebooks"  # where the notebooks live: their ../images/ paths are relative to it
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-REAL = "real checkpoint, Meta format (params.json + consolidated.00.pth)"
+STEMS = [p.stem for p in plumbing.series_notebooks()]
 
 
 def unavailable(reason: str):
@@ -47,43 +55,85 @@ def unavailable(reason: str):
     pytest.skip(reason)
 
 
-def notebooks(folder: Path) -> list[Path]:
-    found = sorted(folder.glob("[0-9][0-9]_*.ipynb"))
-    if not found:
-        pytest.fail(f"no NN_*.ipynb notebooks in {folder} to build the site from")
-    return found
+def source_folder() -> Path:
+    """Where the executed notebooks come from (see the module docstring)."""
+    if os.environ.get("LLAMA3_SITE_SRC"):
+        return Path(os.environ["LLAMA3_SITE_SRC"]).resolve()
+    if all((ROOT / "build" / f"{stem}.ipynb").is_file() for stem in STEMS):
+        return ROOT / "build"
+    return HOME
+
+
+def code_cell(source: str, output: str, n: int, tags=()) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source, execution_count=n,
+                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text=output)])
+    if tags:
+        cell.metadata = {"tags": list(tags), "jupyter": {"source_hidden": True}}
+    return cell
+
+
+def tiny_notebook(title: str = "01 · A tiny page", markdown: str = "Some maths: $x^2$.") -> nbformat.NotebookNode:
+    """An executed notebook with the series' parts: exercises with a solution, deep dives."""
+    md = nbformat.v4.new_markdown_cell
+    solution_md = md("**Solution.** The answer is forty-two.")
+    solution_md.metadata = {"tags": ["solution"]}
+    nb = nbformat.v4.new_notebook(cells=[
+        md(f"# {title}\n\n{markdown}"),
+        code_cell("print('setup')", "setup done\n", 1),
+        md("## Exercises\n\n**Exercise 1.** What is six times seven?"),
+        solution_md,
+        code_cell("print(6 * 7)", "answer printed by the solution: 42\n", 2, tags=["solution", "hide-input"]),
+        md("## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive."),
+        code_cell("print('deep')", "output of a deep-dive cell\n", 3),
+        md("### A second one\n\nText of the second deep dive."),
+    ])
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata["llama3"] = {"weights": "standin", "weights_description": "synthetic stand-in (test)",
+                             "prompt": plumbing.DEFAULT_PROMPT}
+    return nb
+
+
+# --------------------------------------------------------------------------- building
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The site built from SRC, in a temporary folder."""
-    notebooks(SRC)
-    if not (build_site.MATHJAX / "es5" / build_site.MATHJAX_FILE).is_file():
-        unavailable("MathJax is not installed in tools/site/node_modules (needs Node.js: npm ci --prefix tools/site)")
+def executed(tmp_path_factory) -> Path:
+    """Copies of the executed notebooks of the series, each with the ``llama3`` run metadata."""
+    src, dest = source_folder(), tmp_path_factory.mktemp("executed")
+    if not STEMS:
+        pytest.fail("the series has no notebooks (notebooks/NN_*.ipynb)")
+    standin = run_notebooks.run_metadata({k: v for k, v in os.environ.items() if k not in ("LLAMA3_DIR", "LLAMA3_PROMPT")})
+    for stem in STEMS:
+        nb = nbformat.read(src / f"{stem}.ipynb", as_version=4)
+        nb.metadata.setdefault("llama3", standin)  # committed notebooks are run on the stand-in (make refresh)
+        nbformat.write(nb, dest / f"{stem}.ipynb")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def site(executed, tmp_path_factory) -> Path:
+    """The site built from the series, in a temporary folder; prints its size and export time."""
     out = tmp_path_factory.mktemp("site") / "site"
-    build_site.build(SRC, out, home=SRC, progress=False)
+    start = time.perf_counter()
+    pages = build_site.build(executed, out, home=HOME)
+    seconds = time.perf_counter() - start
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    print(f"\nsite: {len(pages)} pages, {size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
     return out
 
 
 @pytest.fixture(scope="module")
-def pages(site) -> dict[str, build_site.Page]:
-    """Page file name -> what the site says about it ("index.html" -> None)."""
-    read = {f"{p.stem}.html": build_site.read_page(p)[1] for p in notebooks(SRC)}
-    return {"index.html": None, **read}
+def tiny_site(tmp_path_factory) -> Path:
+    """A site of one tiny notebook with a solution and deep dives (every series notebook may lack them)."""
+    folder = tmp_path_factory.mktemp("tiny")
+    nbformat.write(tiny_notebook(), folder / "01_tiny.ipynb")
+    out = folder / "site"
+    build_site.build(folder, out, home=folder, stems=["01_tiny"])
+    return out
 
 
-@pytest.fixture(scope="module")
-def has_math(pages) -> dict[str, bool]:
-    """Page file name -> whether its source holds mathematics (a $ in markdown or in the summaries)."""
-    def markdown(stem):
-        nb = nbformat.read(SRC / f"{stem}.ipynb", as_version=4)
-        return " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
-
-    series = [p for p in pages.values() if p]
-    return {"index.html": any("$" in p.summary for p in series), **{p.href: "$" in markdown(p.stem) for p in series}}
-
-
-# --------------------------------------------------------------------------- as files
+def page_names(site: Path) -> list[str]:
+    return ["index.html"] + [f"notebooks/{stem}.html" for stem in STEMS]
 
 
 class _Tags(HTMLParser):
@@ -102,59 +152,119 @@ def tags(page: Path) -> list[tuple[str, dict]]:
     return parser.found
 
 
-def test_index_lists_the_notebooks_in_order(site, pages):
-    index = (site / "index.html").read_text(encoding="utf-8")
-    series = [p for p in pages.values() if p]
-    assert [a["href"] for t, a in tags(site / "index.html") if t == "a" and a.get("href", "")[:2].isdigit()] == \
-        [p.href for p in series]
-    for p in series:
-        assert p.summary, f"{p.stem}: no one-line summary found in the first markdown cell"
-        assert p.weights, f"{p.stem}: no 'weights: ' line in the outputs"
-        assert p.summary_html in index and str(escape(f"Run on: {p.weights}")) in index
+def sidebar(page: Path) -> list[str]:
+    """The links of the page's sidebar (the current page's own link, ``#``, as its file name)."""
+    nav = re.search(r'<nav class="[^"]*\bbd-docs-nav\b.*?</nav>', page.read_text(encoding="utf-8"), flags=re.S)
+    links = re.findall(r'<a class="[^"]*\breference internal\b[^"]*" href="([^"]*)"', nav[0] if nav else "")
+    return [page.name if h == "#" else h for h in links]
 
 
-def test_pages_link_to_each_other_and_load_nothing_from_outside(site, pages):
-    names = list(pages)
-    for i, name in enumerate(names):
-        found = tags(site / name)
-        if i:  # a notebook page: previous/next links, no link left to a .ipynb of the series
-            rel = {a["rel"]: a["href"] for t, a in found if t == "a" and a.get("rel") in ("prev", "next")}
-            assert rel.get("prev") == (names[i - 1] if i > 1 else None), name
-            assert rel.get("next") == (names[i + 1] if i + 1 < len(names) else None), name
-            stale = [a["href"] for t, a in found if t == "a" and re.match(r"(\./)?\d\d_[\w.-]+\.ipynb", a.get("href", ""))]
-            assert not stale, f"{name}: links still point at notebooks: {stale}"
-        for tag, attrs in found:
+def has_math(stem: str, folder: Path) -> bool:
+    nb = nbformat.read(folder / f"{stem}.ipynb", as_version=4)
+    return any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+# --------------------------------------------------------------------------- as files
+
+
+def test_every_page_has_sidebar_contents_prev_next_and_download(site, executed):
+    for i, stem in enumerate(STEMS):
+        page = site / "notebooks" / f"{stem}.html"
+        found = tags(page)
+        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in STEMS], \
+            f"{stem}: the sidebar does not list the series in order"
+        rel = {a["rel"]: a["href"] for t, a in found if t == "link" and a.get("rel") in ("prev", "next")}
+        assert rel.get("prev") == ("../index.html" if i == 0 else f"{STEMS[i - 1]}.html"), stem
+        assert rel.get("next") == (f"{STEMS[i + 1]}.html" if i + 1 < len(STEMS) else None), stem
+        download = [a["href"] for t, a in found if t == "a" and "btn-download-source-button" in a.get("class", "")]
+        assert download == [f"../_sources/notebooks/{stem}.ipynb"], f"{stem}: no download link for the notebook"
+        assert (page.parent / download[0]).read_bytes() == (executed / f"{stem}.ipynb").read_bytes()
+        toc = re.search(r'<nav id="pst-page-toc-nav".*?</nav>', page.read_text(encoding="utf-8"), flags=re.S)
+        assert toc and toc[0].count('href="#') >= 2, f"{stem}: no contents list for the page"
+
+
+def test_nothing_is_loaded_from_outside_the_site(site):
+    for page in sorted(site.rglob("*.html")):
+        for tag, attrs in tags(page):
             url = attrs.get("src") or (attrs.get("href") if tag == "link" else None)
-            if not url or url.startswith("data:"):
+            if not url or url.startswith(("data:", "#")):
                 continue
-            assert not re.match(r"[a-z]+:|//", url), f"{name}: <{tag}> loads {url[:80]} from outside the site"
-            assert (site / url.split("#")[0]).is_file(), f"{name}: <{tag}> loads {url}, which is not in the site"
+            assert not re.match(r"[a-z]+:|//", url), f"{page.relative_to(site)}: <{tag}> loads {url[:80]} from outside"
+            target = (page.parent / url.split("#")[0].split("?")[0]).resolve()
+            assert target.is_file(), f"{page.relative_to(site)}: <{tag}> loads {url}, which is not in the site"
+    assert (site / "_static" / "mathjax" / "tex-svg-full.js").is_file() and (site / "_static" / "mathjax" / "LICENSE").is_file()
 
 
-def test_real_weights_runs_say_so_on_every_page(site, tmp_path):
+def test_banner_comes_from_the_notebook_metadata(executed, tmp_path):
+    """Each page's banner follows its metadata, not the printed text (which this test makes say the opposite)."""
+    runs = ["meta", "hf"] + ["standin"] * (len(STEMS) - 2)
     src = tmp_path / "runs"
     src.mkdir()
-    for path in notebooks(SRC):
-        nb = nbformat.read(path, as_version=4)
+    for stem, weights in zip(STEMS, runs):
+        nb = nbformat.read(executed / f"{stem}.ipynb", as_version=4)
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 if out.output_type == "stream":
-                    out.text = re.sub(r"^weights: .*$", f"weights: {REAL}", out.text, flags=re.M)
-        nbformat.write(nb, src / path.name)
-    out = build_site.build(src, tmp_path / "site", home=SRC, progress=False)
-    assert len(out) == len(notebooks(SRC)) + 1
-    for page in out:
-        assert "site-banner-real" in page.read_text(encoding="utf-8"), f"{page.name} does not say it ran on real weights"
+                    out.text = re.sub(r"^weights: .*$", "weights: something else entirely", out.text, flags=re.M)
+        nb.metadata["llama3"] = {"weights": weights, "weights_description": f"described as {weights}",
+                                 "prompt": "a prompt of my own" if stem == STEMS[-1] else plumbing.DEFAULT_PROMPT}
+        nbformat.write(nb, src / f"{stem}.ipynb")
+    out = build_site.build(src, tmp_path / "site", home=HOME)
+    index = out[0].read_text(encoding="utf-8")
+    assert 'data-weights="site"' in index and f"{len(STEMS) - runs.count('standin')} of {len(STEMS)}" in index
+    for page, weights in zip(out[1:], runs):
+        html = page.read_text(encoding="utf-8")
+        assert len(re.findall(r'class="llama3-banner ', html)) == 1, page.name
+        assert f'data-weights="{weights}"' in html, f"{page.name}: banner is not for {weights}"
+        assert (f"described as {weights}" in html) == (weights != "standin"), page.name
+        assert ("a prompt of my own" in html) == (page.stem == STEMS[-1]), page.name
 
 
-def test_missing_or_remote_images_stop_the_build(site, tmp_path):
+def test_a_notebook_without_run_metadata_stops_the_build(tmp_path):
+    nb = tiny_notebook()
+    del nb.metadata["llama3"]
+    nbformat.write(nb, tmp_path / "01_tiny.ipynb")
+    with pytest.raises(build_site.SiteError, match="llama3"):
+        build_site.build(tmp_path, tmp_path / "site", home=tmp_path, stems=["01_tiny"])
+
+
+def test_missing_or_remote_images_and_missing_notebooks_stop_the_build(tmp_path):
     for src, message in [("../images/no_such.png", "missing or empty"), ("https://example.org/x.png", "remote")]:
         folder = tmp_path / message.split()[0]
         folder.mkdir()
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# T\n\nA page.\n\n![x]({src})")])
-        nbformat.write(nb, folder / "01_t.ipynb")
+        nbformat.write(tiny_notebook(markdown=f"![x]({src})"), folder / "01_tiny.ipynb")
         with pytest.raises(build_site.SiteError, match=message):
-            build_site.build(folder, tmp_path / f"site_{folder.name}", home=folder, progress=False)
+            build_site.build(folder, tmp_path / f"site_{folder.name}", home=folder, stems=["01_tiny"])
+    (tmp_path / "series").mkdir()
+    nbformat.write(tiny_notebook(), tmp_path / "series" / "01_tiny.ipynb")
+    with pytest.raises(build_site.SiteError, match="02_absent.ipynb is missing: run `make run`"):
+        build_site.build(tmp_path / "series", tmp_path / "site_x", home=tmp_path, stems=["01_tiny", "02_absent"])
+
+
+def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny_site):
+    html = (tiny_site / "notebooks" / "01_tiny.html").read_text(encoding="utf-8")
+    closed = re.findall(r"<details(?![^>]*\bopen\b)[^>]*>.*?</details>", html, flags=re.S)
+    for text in ("answer printed by the solution: 42", "The answer is forty-two", "Text of the first deep dive",
+                 "output of a deep-dive cell", "Text of the second deep dive"):
+        assert any(text in block for block in closed), f"{text!r} is not inside a closed <details>"
+    assert "setup done" not in "".join(closed)
+    for stem in STEMS:  # the series: as many collapsed solutions as solution cells, deep dives in one box
+        nb = nbformat.read(executed / f"{stem}.ipynb", as_version=4)
+        page = (site / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
+        solutions = sum("solution" in c.metadata.get("tags", []) for c in nb.cells if c.cell_type == "code")
+        assert page.count("Show the solution") >= solutions, stem
+        dives = any(re.search(r"^## Deep dives\s*$", c.source, re.M) for c in nb.cells if c.cell_type == "markdown")
+        assert page.count('<details class="llama3-deep-dives">') == dives, stem
+
+
+def test_translation_catalogues_and_a_language_edition(tmp_path):
+    """The i18n set-up: one gettext catalogue per page, and an edition built with another language."""
+    nbformat.write(tiny_notebook(), tmp_path / "01_tiny.ipynb")
+    pots = build_site.build(tmp_path, tmp_path / "gettext", home=tmp_path, stems=["01_tiny"], builder="gettext")
+    assert {p.relative_to(tmp_path / "gettext").as_posix() for p in pots} >= {"index.pot", "notebooks/01_tiny.pot"}
+    assert 'msgid "Text of the first deep dive."' in (tmp_path / "gettext" / "notebooks" / "01_tiny.pot").read_text()
+    pages = build_site.build(tmp_path, tmp_path / "zh", home=tmp_path, stems=["01_tiny"], language="zh_CN")
+    assert '<html lang="zh-CN"' in pages[1].read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -162,9 +272,10 @@ def test_missing_or_remote_images_stop_the_build(site, tmp_path):
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = next((shutil.which(n) for n in CHROMIUM_NAMES if shutil.which(n)), None)
+    exe = os.environ.get("LLAMA3_CHROMIUM") or next((shutil.which(n) for n in CHROMIUM_NAMES if shutil.which(n)), None)
     if exe is None:
-        unavailable(f"no Chromium found (looked for {', '.join(CHROMIUM_NAMES)}); on Debian: apt-get install chromium")
+        unavailable(f"no Chromium found (looked for {', '.join(CHROMIUM_NAMES)}, or LLAMA3_CHROMIUM=path); "
+                    "on Debian: apt-get install chromium")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -191,27 +302,33 @@ def server(site):
     httpd.server_close()
 
 
+READY = """() => document.documentElement.dataset.math
+  || (!document.querySelector('script[src*="mathjax"]') && document.readyState === 'complete')"""
+
 PAGE_STATE = """() => {
-  const skip = 'pre, code, script, style, mjx-container, .jp-InputArea';
+  const skip = 'pre, code, script, style, mjx-container, .cell_input, .cell_output';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT,
     {acceptNode: n => n.parentElement.closest(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
   let text = '';
   while (walker.nextNode()) text += walker.currentNode.data + ' ';
   return {
-    math: document.documentElement.dataset.math,
+    math: document.documentElement.dataset.math || 'no maths on the page',
     rendered: document.querySelectorAll('mjx-container svg').length,
     errors: Array.from(document.querySelectorAll('mjx-container svg [data-mjx-error]')).map(e => e.dataset.mjxError),
     rawTeX: (text.match(/\\$\\$[^]*?\\$\\$|\\$[^$\\n]*\\\\[a-zA-Z]+[^$\\n]*\\$|\\\\(begin|frac)\\{/g) || []).slice(0, 3),
-    images: Array.from(document.images).map(i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0})),
+    images: Array.from(document.images).map(i => ({src: i.src.slice(0, 80), ok: i.complete && i.naturalWidth > 0})),
+    sidebar: Array.from(document.querySelectorAll('nav.bd-docs-nav a.reference.internal'))
+      .map(a => new URL(a.getAttribute('href'), location.href).pathname.split('/').pop()),
+    banners: Array.from(document.querySelectorAll('.llama3-banner')).map(b => b.dataset.weights),
   };
 }"""
 
 
-def problems(browser, base: str, name: str, expect_math: bool, shot: Path | None = None) -> list[str]:
-    """Open ``base + name``; return what is wrong with it (see the module docstring); screenshot it to ``shot``."""
+def open_page(browser, base: str, name: str, shot: Path | None = None):
+    """Open ``base + name``; return (problems, state): what is wrong with it (see the module docstring)."""
     from playwright.sync_api import Error as PlaywrightError
 
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
     outside, failed, errors = [], [], []
     context.route(re.compile(r"^(https?|wss?)://"),
                   lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
@@ -223,10 +340,12 @@ def problems(browser, base: str, name: str, expect_math: bool, shot: Path | None
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     try:
         page.goto(base + name, wait_until="load")
-        page.wait_for_function("document.documentElement.dataset.math", timeout=20_000)
+        page.wait_for_function(READY, timeout=20_000)
+        page.wait_for_load_state("networkidle")  # late requests (icons, fonts) count too
         state = page.evaluate(PAGE_STATE)
     except PlaywrightError as e:
-        state = {"math": f"never ran ({str(e).splitlines()[0]})", "errors": [], "rawTeX": [], "rendered": 0, "images": []}
+        state = {"math": f"never ran ({str(e).splitlines()[0]})", "errors": [], "rawTeX": [], "rendered": 0,
+                 "images": [], "sidebar": [], "banners": []}
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     context.close()
@@ -234,28 +353,78 @@ def problems(browser, base: str, name: str, expect_math: bool, shot: Path | None
         outside and f"requests outside the site: {outside}",
         failed and f"failed requests: {failed}",
         errors and f"errors in the page: {errors}",
-        state["math"] != "done" and f"MathJax did not finish: {state['math']}",
+        state["math"] not in ("done", "no maths on the page") and f"MathJax did not finish: {state['math']}",
         state["errors"] and f"MathJax errors (bad TeX in a markdown cell?): {state['errors']}",
         state["rawTeX"] and f"TeX left untypeset: {state['rawTeX']}",
-        expect_math and not state["rendered"] and "the page has mathematics but none was typeset",
         [i["src"] for i in state["images"] if not i["ok"]] and
         f"images that did not load: {[i['src'] for i in state['images'] if not i['ok']]}",
+        state["sidebar"][-len(STEMS):] != [f"{s}.html" for s in STEMS] and f"the sidebar lists {state['sidebar']}",
     ]
-    return [f"{base}{name}: {f}" for f in found if f]
+    return [f"{base}{name}: {f}" for f in found if f], state
 
 
-def test_every_page_from_disk(browser, site, has_math):
-    found = [p for name, math in has_math.items() for p in problems(browser, site.as_uri() + "/", name, math)]
+def check_every_page(browser, base: str, site: Path, executed: Path, shots: Path | None) -> list[str]:
+    found = []
+    for name in page_names(site):
+        stem = Path(name).stem
+        shot = shots / ("00_index.png" if name == "index.html" else f"{stem}.png") if shots else None
+        problems, state = open_page(browser, base, name, shot)
+        found += problems
+        if stem in STEMS:
+            if has_math(stem, executed) and not state["rendered"]:
+                found.append(f"{base}{name}: the page has mathematics but none was typeset")
+            run = json.loads((executed / f"{stem}.ipynb").read_text(encoding="utf-8"))["metadata"]["llama3"]
+            if state["banners"] != [run["weights"]]:
+                found.append(f"{base}{name}: banners {state['banners']}, but the notebook ran on {run['weights']}")
+    return found
+
+
+def test_every_page_from_disk(browser, site, executed):
+    found = check_every_page(browser, site.as_uri() + "/", site, executed, None)
     assert not found, "\n".join(found)
 
 
-def test_every_page_from_a_local_server(browser, server, has_math):
+def test_every_page_from_a_local_server(browser, server, site, executed):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for old in SHOTS.glob("*.png"):
         old.unlink()
-    found = []
-    for name, math in has_math.items():
-        shot = SHOTS / ("00_index.png" if name == "index.html" else name.replace(".html", ".png"))
-        found += problems(browser, server, name, math, shot)
-        assert shot.stat().st_size > 0
+    found = check_every_page(browser, server, site, executed, SHOTS)
     assert not found, "\n".join(found)
+    assert all((SHOTS / f"{s}.png").stat().st_size > 0 for s in STEMS)
+
+
+@pytest.mark.parametrize("where", ["disk", "server"])
+def test_search_finds_the_rope_notebook(browser, site, server, where):
+    rope = [s for s in STEMS if s.endswith("_rope")]
+    assert rope, f"no RoPE notebook (NN_rope) in the series {STEMS}"
+    base = site.as_uri() + "/" if where == "disk" else server
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    failed = []
+    page.on("requestfailed", lambda r: failed.append(f"{r.url[:100]}: {r.failure}"))
+    page.on("console", lambda m: m.type == "error" and failed.append(m.text))
+    page.goto(base + "search.html?q=rotary", wait_until="load")
+    page.wait_for_function("document.querySelector('#search-results .search-summary, #search-results p')", timeout=20_000)
+    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(a => a.getAttribute('href'))")
+    if where == "server":
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "search_rotary.png"), full_page=True)
+    context.close()
+    assert any(h.split("#")[0].endswith(f"notebooks/{rope[0]}.html") for h in hits), f"search for 'rotary' found {hits}"
+    assert not failed, failed
+
+
+def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_site):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto((tiny_site / "notebooks" / "01_tiny.html").as_uri(), wait_until="load")
+    page.wait_for_function(READY, timeout=20_000)
+    hidden = ["answer printed by the solution: 42", "The answer is forty-two", "Text of the first deep dive",
+              "output of a deep-dive cell"]
+    assert page.get_by_text("setup done").is_visible()
+    assert [t for t in hidden if page.get_by_text(t).is_visible()] == []
+    page.locator("details.llama3-deep-dives > summary").click()
+    page.locator("details.llama3-solution > summary").click()
+    page.get_by_text("Show the solution").last.click()
+    assert [t for t in hidden if not page.get_by_text(t).is_visible()] == []
+    context.close()

@@ -32,6 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -120,20 +121,24 @@ def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None,
     """
     from sphinx.application import Sphinx
     from sphinx.errors import SphinxError
+    from sphinx.util.console import nocolor
     from sphinx.util.docutils import docutils_namespace, patch_docutils
 
-    warnings = io.StringIO()
+    nocolor()
+    log = io.StringIO()
     overrides = {"language": language} if language else {}
     try:
-        with patch_docutils(BOOK), docutils_namespace():
+        with patch_docutils(BOOK), docutils_namespace(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", PendingDeprecationWarning)  # the themes' use of Sphinx APIs, not ours to fix
+            warnings.simplefilter("ignore", DeprecationWarning)
             app = Sphinx(srcdir, BOOK, outdir / builder, outdir / "doctrees", builder,
                          confoverrides=overrides, status=sys.stdout if verbose else None,
-                         warning=warnings, freshenv=True, warningiserror=True, keep_going=True)
+                         warning=log, freshenv=True, warningiserror=True, keep_going=True)
             app.build(force_all=True)
     except SphinxError as e:
-        raise SiteError(f"Sphinx stopped: {e}\n{warnings.getvalue().strip()}") from None
-    if app.statuscode or warnings.getvalue().strip():
-        raise SiteError(f"Sphinx warned (the site treats warnings as errors):\n{warnings.getvalue().strip()}")
+        raise SiteError(f"Sphinx stopped: {e}\n{log.getvalue().strip()}") from None
+    if app.statuscode or log.getvalue().strip():
+        raise SiteError(f"Sphinx warned (the site treats warnings as errors):\n{log.getvalue().strip()}")
 
 
 def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: list[str] | None = None,
@@ -169,8 +174,9 @@ def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: lis
         tmp = out.with_name(f".{out.name}.partial")  # moved beside out, then renamed: no half-built site
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.move(work / "out" / builder, tmp)
-        for leftover in (".buildinfo", ".buildinfo.bak"):
-            (tmp / leftover).unlink(missing_ok=True)
+        # Sphinx's build record, and the themes' template macros that they ship among their static files
+        for leftover in [tmp / ".buildinfo", tmp / ".buildinfo.bak", *(tmp / "_static").glob("*webpack-macros.html")]:
+            leftover.unlink(missing_ok=True)
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     if builder != "html":

