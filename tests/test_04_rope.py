@@ -12,8 +12,10 @@ Every test executes ``notebooks/04_rope.ipynb`` through the ``run_notebook`` fix
   ``torch.cos``/``torch.sin`` instead of ``torch.polar`` and, in its own dtype path, rounds cos, sin and
   every product to bf16; each tolerance below is derived from those roundings.
 
-Three kinds of weights folder: the stand-in (Meta format), a Hugging Face safetensors copy of the
-stand-in, and the stand-in with a Llama 3.1 ``params.json`` (``use_scaled_rope``).
+Four kinds of weights folder: the stand-in (Meta format), a Hugging Face safetensors copy of the
+stand-in, the stand-in with a Llama 3.1 ``params.json`` (``use_scaled_rope``: Meta's hard-coded factor 8),
+and the Hugging Face copy with a Llama 3.2 1B/3B ``config.json`` (``rope_scaling`` factor 32, followed as
+transformers follows it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ import plumbing
 import references
 
 F32_UNIT = 2.0**-24  # float32 unit roundoff: one rounding changes a value by at most this, relatively
+#: Llama 3.1's RoPE scaling, as Meta's apply_scaling hard-codes it and as Llama 3.1's config.json files say.
+LLAMA31_ROPE_SCALING = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+#: Llama 3.2 1B and 3B's config.json: the same with factor 32.
+LLAMA32_SMALL_ROPE_SCALING = {**LLAMA31_ROPE_SCALING, "factor": 32.0}
 
 PROMPTS = {
     "default": None,  # the series' prompt, 17 tokens
@@ -76,7 +82,7 @@ def meta_projections(emb, norm_weight, wq, wk, tokens, params):
         x = norm(emb[torch.tensor(tokens)])
         n = len(tokens)
         xq = F.linear(x, wq).view(n, params.n_heads, params.head_dim)
-        xk = F.linear(x, wk).view(n, params.n_kv_heads_resolved, params.head_dim)
+        xk = F.linear(x, wk).view(n, params.n_kv_heads, params.head_dim)
     return x, xq, xk
 
 
@@ -121,23 +127,28 @@ def hf_rotary(config_kwargs: dict, n: int, dtype):
     return rotary(torch.zeros(1, dtype=dtype), torch.arange(n)[None])
 
 
-def hf_config_kwargs(params: plumbing.ModelParams) -> dict:
-    """``LlamaConfig`` arguments for ``params``; Llama 3.1's ``rope_parameters`` when ``use_scaled_rope``."""
+def hf_config_kwargs(params: plumbing.ModelParams, rope_scaling: dict | None = None) -> dict:
+    """``LlamaConfig`` arguments for ``params``; with ``use_scaled_rope``, llama3 ``rope_parameters``.
+
+    ``rope_scaling`` gives their factor, low_freq_factor, high_freq_factor and original_max_position_embeddings
+    (default: Llama 3.1's 8, 1, 4, 8192).
+    """
     rope = {"rope_type": "default", "rope_theta": params.rope_theta}
     if params.use_scaled_rope:
-        rope = {"rope_type": "llama3", "rope_theta": params.rope_theta, "factor": 8.0, "low_freq_factor": 1.0,
-                "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
-    return {"hidden_size": params.dim, "num_attention_heads": params.n_heads, "num_key_value_heads": params.n_kv_heads_resolved,
+        rope = {"rope_type": "llama3", "rope_theta": params.rope_theta,
+                **(rope_scaling or LLAMA31_ROPE_SCALING)}
+    return {"hidden_size": params.dim, "num_attention_heads": params.n_heads, "num_key_value_heads": params.n_kv_heads,
             "num_hidden_layers": params.n_layers, "vocab_size": params.vocab_size, "intermediate_size": params.ffn_hidden_dim,
             "max_position_embeddings": params.context_length, "rope_parameters": rope}
 
 
-def check_against_hugging_face(export, x, q_proj, k_proj, params):
+def check_against_hugging_face(export, x, q_proj, k_proj, params, rope_scaling: dict | None = None):
     """Hugging Face's RoPE on projections made with its permuted ``q_proj``/``k_proj`` equals the export.
 
     Args:
         export: the notebook's tensors; x: token_embeddings [n, dim] bf16; q_proj [n_heads*head_dim, dim] and
             k_proj [n_kv_heads*head_dim, dim] bf16 in Hugging Face's row order.
+        rope_scaling: the llama3 scaling constants of the config (default: Llama 3.1's), used with ``use_scaled_rope``.
 
     Checks (AssertionError on failure):
         1. Projections: ``F.linear(x, q_proj)`` re-paired equals the exported ``xq`` bitwise (permuting a weight's
@@ -154,14 +165,14 @@ def check_against_hugging_face(export, x, q_proj, k_proj, params):
     """
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
-    n, hd, H, KV = x.shape[0], params.head_dim, params.n_heads, params.n_kv_heads_resolved
+    n, hd, H, KV = x.shape[0], params.head_dim, params.n_heads, params.n_kv_heads
     q_hf = F.linear(x, q_proj).view(1, n, H, hd).transpose(1, 2)  # [1, heads, n, head_dim], HF's layout
     k_hf = F.linear(x, k_proj).view(1, n, KV, hd).transpose(1, 2)
     assert torch.equal(pairs_from_halves(q_hf[0].transpose(0, 1)).flatten(-2), export["xq"])
     assert torch.equal(pairs_from_halves(k_hf[0].transpose(0, 1)).flatten(-2), export["xk"])
 
     freqs_cis = torch.view_as_complex(export["freqs_cis"])
-    kwargs = hf_config_kwargs(params)
+    kwargs = hf_config_kwargs(params, rope_scaling)
     for name, hf, xname in (("q", q_hf, "xq"), ("k", k_hf, "xk")):
         meta32 = meta_rotation_f32(export[xname], freqs_cis)
         length = pair_lengths(export[xname])
@@ -206,7 +217,7 @@ def check_against_meta(export, tokens, state, params):
     n, hd = len(tokens), params.head_dim
     assert set(export) == {"xq", "xk", "xq_rotated", "xk_rotated", "freqs_cis"}
     assert export["xq"].shape == export["xq_rotated"].shape == (n, params.n_heads, hd)
-    assert export["xk"].shape == export["xk_rotated"].shape == (n, params.n_kv_heads_resolved, hd)
+    assert export["xk"].shape == export["xk_rotated"].shape == (n, params.n_kv_heads, hd)
     assert export["freqs_cis"].shape == (n, hd // 2, 2) and export["freqs_cis"].dtype == torch.float32
     for key in ("xq", "xk", "xq_rotated", "xk_rotated"):
         assert export[key].dtype == torch.bfloat16, key
@@ -231,6 +242,24 @@ def check_against_meta(export, tokens, state, params):
 def hf_dir(hf_standin_dir) -> Path:
     """The Hugging Face safetensors copy of the stand-in (``hf_standin_dir`` in conftest.py)."""
     return hf_standin_dir
+
+
+@pytest.fixture(scope="session")
+def hf_factor32_dir(tmp_path_factory, hf_standin_dir) -> Path:
+    """The Hugging Face copy of the stand-in (shards symlinked) whose ``config.json`` scales RoPE as Llama 3.2 1B/3B do.
+
+    ``rope_scaling`` is ``{"rope_type": "llama3", "factor": 32.0, ...}`` (low_freq_factor 1, high_freq_factor 4,
+    original_max_position_embeddings 8192), and ``max_position_embeddings`` 131072, as in those models' files.
+    """
+    folder = tmp_path_factory.mktemp("hf_factor32")
+    for path in hf_standin_dir.iterdir():
+        if path.name != "config.json":
+            (folder / path.name).symlink_to(path)
+    config = json.loads((hf_standin_dir / "config.json").read_text())
+    config["rope_scaling"] = {"rope_type": "llama3", **LLAMA32_SMALL_ROPE_SCALING}
+    config["max_position_embeddings"] = 131072
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -261,7 +290,7 @@ def test_meta_format_matches_hugging_face(run_notebook, standin_dir, prompt):
     x, _, _ = meta_projections(sd["tok_embeddings.weight"], sd["layers.0.attention_norm.weight"],
                                sd["layers.0.attention.wq.weight"], sd["layers.0.attention.wk.weight"], prompt_tokens(prompt), p)
     q_proj = plumbing.hf_permute(sd["layers.0.attention.wq.weight"], p.n_heads)
-    k_proj = plumbing.hf_permute(sd["layers.0.attention.wk.weight"], p.n_kv_heads_resolved)
+    k_proj = plumbing.hf_permute(sd["layers.0.attention.wk.weight"], p.n_kv_heads)
     check_against_hugging_face(export, x, q_proj, k_proj, p)
 
 
@@ -318,10 +347,46 @@ def test_llama31_params_scale_the_frequencies(run_notebook, llama31_dir, standin
     x, _, _ = meta_projections(sd["tok_embeddings.weight"], sd["layers.0.attention_norm.weight"],
                                sd["layers.0.attention.wq.weight"], sd["layers.0.attention.wk.weight"], tokens, p)
     check_against_hugging_face(export, x, plumbing.hf_permute(sd["layers.0.attention.wq.weight"], p.n_heads),
-                               plumbing.hf_permute(sd["layers.0.attention.wk.weight"], p.n_kv_heads_resolved), p)
+                               plumbing.hf_permute(sd["layers.0.attention.wk.weight"], p.n_kv_heads), p)
 
 
 def test_prompt_longer_than_the_context_is_refused(run_notebook):
     """8200 tokens > 8192: the notebook stops at its context guard with a clear ValueError."""
     with pytest.raises(CellExecutionError, match=r"The prompt has 8,200 tokens, but this model was trained on at most 8,192"):
         run_notebook("04", prompt=" a" * 8199)
+
+
+def test_hf_config_factor_32_is_followed(run_notebook, hf_factor32_dir, standin_dir):
+    """A Hugging Face folder whose config.json says factor 32 is rotated with 32, as transformers does, not Meta's 8.
+
+    ``freqs_cis`` equals ``torch.polar`` of transformers' llama3 inverse frequencies for that config (the same
+    operations as Meta's ``apply_scaling`` with factor 32, so bitwise); the rotations equal Meta's
+    ``apply_rotary_emb`` with that table (bitwise) and Hugging Face's own rotation (within the tolerances of
+    ``check_against_hugging_face``); and both differ from what factor 8 gives.
+    """
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    M = references.meta_llama3_model()
+    p = plumbing.ModelParams.from_dict({**plumbing.LLAMA3_8B_PARAMS, "use_scaled_rope": True})
+    export, tokens = run_notebook("04", llama3_dir=hf_factor32_dir), prompt_tokens(None)
+    n = len(tokens)
+
+    inv_freq, _ = ROPE_INIT_FUNCTIONS["llama3"](LlamaConfig(**hf_config_kwargs(p, LLAMA32_SMALL_ROPE_SCALING)), "cpu")
+    angles = torch.outer(torch.arange(n, dtype=torch.float32), inv_freq)
+    freqs_cis_32 = torch.polar(torch.ones_like(angles), angles)
+    assert torch.equal(export["freqs_cis"], torch.view_as_real(freqs_cis_32))
+    freqs_cis_8 = M.precompute_freqs_cis(p.head_dim, n, p.rope_theta, True)  # Meta's hard-coded factor 8
+    assert not torch.equal(export["freqs_cis"], torch.view_as_real(freqs_cis_8))
+
+    sd = meta_state(standin_dir)
+    x, xq, xk = meta_projections(sd["tok_embeddings.weight"], sd["layers.0.attention_norm.weight"],
+                                 sd["layers.0.attention.wq.weight"], sd["layers.0.attention.wk.weight"], tokens, p)
+    assert torch.equal(export["xq"], xq) and torch.equal(export["xk"], xk)
+    xq_32, xk_32 = M.apply_rotary_emb(xq[None], xk[None], freqs_cis_32)
+    assert torch.equal(export["xq_rotated"], xq_32[0]) and torch.equal(export["xk_rotated"], xk_32[0])
+    xq_8, _ = M.apply_rotary_emb(xq[None], xk[None], freqs_cis_8)
+    assert not torch.equal(export["xq_rotated"], xq_8[0])
+    check_against_hugging_face(export, x, plumbing.hf_permute(sd["layers.0.attention.wq.weight"], p.n_heads),
+                               plumbing.hf_permute(sd["layers.0.attention.wk.weight"], p.n_kv_heads), p,
+                               rope_scaling=LLAMA32_SMALL_ROPE_SCALING)

@@ -1,0 +1,100 @@
+"""Figure layout for notebook 04 (RoPE): axes, colours, labels. It teaches nothing.
+
+Every number drawn here is computed in the notebook and passed in; these functions only draw it.
+Colours are the Okabe-Ito palette (readable with the common forms of colour blindness).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+
+OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
+BLACK, BLUE, VERMILION = OKABE_ITO[0], OKABE_ITO[5], OKABE_ITO[6]
+
+
+def frequency_figure(freqs, wavelengths, context_length: int, seqlen: int) -> None:
+    """Two panels against the pair index i: the frequencies theta_i and the wavelengths 2*pi/theta_i.
+
+    Args:
+        freqs, wavelengths: [head_dim/2] tensors (radians per token; tokens per full turn).
+        context_length: the trained context in tokens (a dashed line); seqlen: this prompt's length (dotted).
+    """
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
+    pair = range(len(freqs))
+    ax1.plot(pair, freqs, "o", ms=3, color=BLUE)
+    ax1.set(yscale="log", xlabel="pair index i", ylabel="frequency θ_i (radians per token)",
+            title="Frequencies fall geometrically with the pair index")
+    ax2.plot(pair, wavelengths, "o", ms=3, color=BLUE, label="wavelength 2π/θ_i")
+    ax2.axhline(context_length, color=VERMILION, ls="--", label=f"context: {context_length:,} tokens")
+    ax2.axhline(seqlen, color=BLACK, ls=":", label=f"this prompt: {seqlen} tokens")
+    ax2.set(yscale="log", xlabel="pair index i", ylabel="wavelength (tokens per full turn)",
+            title="Slow pairs never complete a turn within the context")
+    ax2.legend(loc="upper left")
+    plt.show()
+
+
+def unit_circle_figure(freqs_cis, freqs, pairs, max_positions: int = 20) -> None:
+    """One panel per pair in ``pairs``: the points freqs_cis[m, i] on the unit circle, labelled by position m.
+
+    Args:
+        freqs_cis: [seqlen, head_dim/2] complex tensor; freqs: [head_dim/2] (for the titles).
+        pairs: pair indices to draw; max_positions: label at most this many positions.
+    """
+    import torch
+
+    fig, axes = plt.subplots(1, len(pairs), figsize=(6 * len(pairs), 5.4), layout="constrained")
+    circle = torch.linspace(0, 2 * math.pi, 200)
+    shown = min(freqs_cis.shape[0], max_positions)
+    for ax, i in zip(axes, pairs):
+        z = freqs_cis[:shown, i]
+        ax.plot(circle.cos(), circle.sin(), color="0.8", lw=1)
+        dots = ax.scatter(z.real, z.imag, c=range(shown), cmap="viridis", s=36, zorder=3)
+        for m in range(shown):
+            ax.annotate(str(m), (1.13 * z[m].real.item(), 1.13 * z[m].imag.item()), ha="center", va="center", fontsize=8)
+        ax.set(aspect="equal", xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), xlabel="first number of the pair (real part)",
+               ylabel="second number of the pair (imaginary part)", title=f"pair {i}: θ_{i} = {freqs[i].item():.3g} rad/token")
+    fig.colorbar(dots, ax=axes, shrink=0.7, label="position m (tokens)")
+    fig.suptitle("Position m turns pair i by m·θ_i radians: a fast pair goes round, a slow one covers an arc")
+    plt.show()
+
+
+def distance_figure(S, distances, curves: dict) -> None:
+    """Left: the score matrix S[m, n] as an image. Right: score against distance, one curve per label.
+
+    Args:
+        S: [span, span] scores of a constructed query at position m and key at position n.
+        distances: [k] distances d (tokens); curves: label -> [k] scores divided by the score at d = 0.
+    """
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
+    image = ax1.imshow(S, cmap="cividis")
+    fig.colorbar(image, ax=ax1, label="score S[m, n]")
+    ax1.set(xlabel="key position n (tokens)", ylabel="query position m (tokens)",
+            title="Constructed q and k: S[m, n] is constant\nalong every diagonal (fixed m − n)")
+    for (label, curve), colour in zip(curves.items(), (BLUE, VERMILION, BLACK)):
+        ax2.plot(distances, curve, color=colour, lw=1, label=label)
+    ax2.set(xscale="log", xlabel="distance d = m − n (tokens)", ylabel="score / score at distance 0",
+            title="Query and key with every pair 1 + i:\nthe score falls with the distance (long-term decay)")
+    ax2.legend(loc="lower left", fontsize=9)
+    plt.show()
+
+
+def scaling_figure(wavelengths: dict, bands: tuple) -> None:
+    """Wavelengths against the pair index, one series per label, with the two band edges of apply_scaling.
+
+    Args:
+        wavelengths: label -> [head_dim/2] wavelengths (tokens per full turn).
+        bands: (high_freq_wavelen, low_freq_wavelen) in tokens, e.g. (2048, 8192).
+    """
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    for (label, w), (marker, colour) in zip(wavelengths.items(), (("o", BLACK), ("s", BLUE), ("^", VERMILION))):
+        ax.plot(range(len(w)), w, marker, ms=3, mfc="none" if marker != "o" else colour, color=colour, ls="none", label=label)
+    high, low = bands
+    for y, text in ((high, f"{high:g} tokens: below, unchanged"), (low, f"{low:g} tokens: above, divided by the factor")):
+        ax.axhline(y, color="0.6", ls="--", lw=1)
+        ax.text(0, y * 1.25, text, fontsize=8, color="0.3")
+    ax.set(yscale="log", xlabel="pair index i", ylabel="wavelength 2π/θ_i (tokens)",
+           title=f"apply_scaling changes only the pairs whose wavelength exceeds {high:g} tokens")
+    ax.legend(loc="lower right")
+    plt.show()
