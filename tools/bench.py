@@ -1,6 +1,6 @@
 """`make bench`: time and memory of the series on this machine, one Markdown table (build/bench.md, also printed).
 
-    python tools/bench.py                 # everything (about half an hour on 2 cores)
+    python tools/bench.py                 # everything (about 20 minutes on 2 cores)
     python tools/bench.py --quick         # smoke run: import-only kernel, the first notebook, the loaders
     python tools/bench.py --out FILE --profile   # write elsewhere; also print each notebook's cells
 
@@ -124,11 +124,11 @@ def child(label: str, code: str, *args, tests: bool = False) -> tuple[Row, dict]
     return row, data
 
 
-def timed(label: str, cmd: list, failure: str = "failed") -> Row:
+def timed(label: str, cmd: list, failure: str = "failed", tests: bool = False) -> Row:
     """Wall time of the command ``cmd`` (run from the repository root)."""
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=clean_env(), capture_output=True, text=True, timeout=7200)
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=clean_env(tests), capture_output=True, text=True, timeout=7200)
         why = f"{failure}: {one_line(proc.stderr)}" if proc.returncode else ""
     except (OSError, subprocess.TimeoutExpired) as e:
         why = f"{failure}: {one_line(e)}"
@@ -266,7 +266,7 @@ def side_by_side(path: Path | None, nb07: Row | None, tokens: list[int], quick: 
             rows += [Row(label, why="not run: less than 28 GB free on disk for the 16 GB copy") for label in labels[2:]]
         else:
             log("writing the Hugging Face copy of the stand-in (16 GB)")
-            copy = timed("copy", [sys.executable, "-c", HF_COPY, plumbing.STANDIN_DIR, hf_dir])
+            copy = timed("copy", [sys.executable, "-c", HF_COPY, plumbing.STANDIN_DIR, hf_dir], tests=True)
             rows += ([Row(label, why=copy.why) for label in labels[2:]] if copy.why else
                      reference(labels[2:], HF_REFERENCE, hf_dir, json.dumps(tokens)))
     finally:
