@@ -41,6 +41,11 @@ BF16_UNIT = 2.0**-8  # bf16 keeps 8 significant bits: one rounding changes a val
 #: The small model: other shapes than the 8B in every dimension the notebook derives from params.json.
 SMALL_PARAMS = {"dim": 256, "n_layers": 3, "n_heads": 8, "n_kv_heads": 2, "vocab_size": 128256,
                 "multiple_of": 64, "norm_eps": 1e-05, "rope_theta": 500000.0}
+#: A second one: one key/value head per query head (n_rep 1, repeat_kv does nothing), an FFN multiplier,
+#: and Llama 3.1's scaled RoPE (Meta's apply_scaling).
+SMALL_PARAMS_MHA = {"dim": 192, "n_layers": 2, "n_heads": 6, "n_kv_heads": 6, "vocab_size": 128256,
+                    "multiple_of": 32, "ffn_dim_multiplier": 1.3, "norm_eps": 1e-05, "rope_theta": 500000.0,
+                    "use_scaled_rope": True}
 
 PROMPTS = {
     "default": None,  # the series' prompt, 17 tokens
@@ -103,7 +108,7 @@ def hf_state(meta_state: dict, params: plumbing.ModelParams) -> dict:
         if name.endswith("attention.wq.weight"):
             t = references.hf_permute_by_index(t, params.n_heads)
         elif name.endswith("attention.wk.weight"):
-            t = references.hf_permute_by_index(t, params.n_kv_heads_resolved)
+            t = references.hf_permute_by_index(t, params.n_kv_heads)
         out[hf] = t.contiguous().clone()
     return out
 
@@ -128,7 +133,7 @@ def compact_forward(state: dict, params: plumbing.ModelParams, tokens: list[int]
     output projection uses the embedding table, as a tied-embedding model would).
     """
     seqlen, hd = len(tokens), params.head_dim
-    H, Hkv, eps = params.n_heads, params.n_kv_heads_resolved, params.norm_eps
+    H, Hkv, eps = params.n_heads, params.n_kv_heads, params.norm_eps
 
     def norm(x, w):
         return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * w
@@ -161,16 +166,26 @@ def compact_forward(state: dict, params: plumbing.ModelParams, tokens: list[int]
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-def small_dir(tmp_path_factory, standin_dir) -> Path:
+def write_small_checkpoint(folder: Path, standin_dir: Path, raw_params: dict) -> Path:
     """A small random Meta-format checkpoint: params.json, consolidated.00.pth, the real tokenizer.model, no STANDIN.json."""
-    folder = tmp_path_factory.mktemp("small07")
-    params = plumbing.ModelParams.from_dict(SMALL_PARAMS)
-    (folder / "params.json").write_text(json.dumps(SMALL_PARAMS))
+    params = plumbing.ModelParams.from_dict(raw_params)
+    (folder / "params.json").write_text(json.dumps(raw_params))
     torch.save(small_tensors(params), folder / "consolidated.00.pth")
     shutil.copy(standin_dir / "tokenizer.model", folder / "tokenizer.model")
     assert not plumbing.is_standin(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def small_dir(tmp_path_factory, standin_dir) -> Path:
+    """The small model of SMALL_PARAMS (grouped-query attention, 3 layers)."""
+    return write_small_checkpoint(tmp_path_factory.mktemp("small07"), standin_dir, SMALL_PARAMS)
+
+
+@pytest.fixture(scope="module")
+def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
+    """The small model of SMALL_PARAMS_MHA (n_rep 1, scaled RoPE, 2 layers)."""
+    return write_small_checkpoint(tmp_path_factory.mktemp("small07mha"), standin_dir, SMALL_PARAMS_MHA)
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +198,109 @@ def hf_small_dir(tmp_path_factory, small_dir) -> Path:
     save_file(hf_state(load_state(small_dir), params), str(folder / "model.safetensors"), metadata={"format": "pt"})
     (folder / "config.json").write_text(json.dumps(references.hf_config(params)))
     return folder
+
+
+# --------------------------------------------------------------------------- the notebook against Meta's Transformer
+
+
+def check_against_meta(export: dict, reference: torch.Tensor) -> None:
+    """The export's logits equal Meta's bitwise, and ``next_token`` is the argmax of the last position."""
+    logits, next_token = export["logits"], export["next_token"]
+    assert logits.dtype == torch.float32 and logits.shape == reference.shape
+    assert next_token.dtype == torch.int64 and next_token.shape == (1,)
+    diff = (logits - reference).abs().max().item()
+    assert torch.equal(logits, reference), f"logits differ from Meta's Transformer.forward (max abs diff {diff:.3g})"
+    assert next_token.item() == reference[-1].argmax().item()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("prompt", ["default", "empty", "long"])
+def test_small_model_logits_bitwise_equal_to_meta(run_notebook, small_dir, prompt):
+    """Other shapes (dim 256, 8 heads, 2 key/value heads, 3 layers): every number comes from params.json."""
+    export = run_notebook("07", prompt=PROMPTS[prompt], llama3_dir=small_dir)
+    check_against_meta(export, meta_logits(small_dir, prompt_tokens(PROMPTS[prompt])))
+
+
+@pytest.mark.notebook
+def test_small_model_without_grouping_with_scaled_rope(run_notebook, small_mha_dir):
+    """n_kv_heads = n_heads and use_scaled_rope (Llama 3.1's frequency scaling): still bitwise Meta's."""
+    export = run_notebook("07", llama3_dir=small_mha_dir)
+    check_against_meta(export, meta_logits(small_mha_dir, prompt_tokens(None)))
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("prompt", ["default", "short"])
+def test_standin_logits_bitwise_equal_to_meta(run_notebook, standin_dir, prompt):
+    """Meta-Llama-3-8B's shapes, 32 layers, the stand-in's values: Meta's Transformer.forward, bitwise."""
+    text = {"default": None, "short": "The capital of France is"}[prompt]
+    export = run_notebook("07", prompt=text)
+    check_against_meta(export, meta_logits(standin_dir, prompt_tokens(text)))
+
+
+@pytest.mark.notebook
+def test_hugging_face_folder_gives_the_same_logits(run_notebook, small_dir, hf_small_dir):
+    """LLAMA3_DIR pointing at the Hugging Face copy: plumbing undoes the q_proj/k_proj permutation, the logits are bitwise the same."""
+    meta_format = run_notebook("07", llama3_dir=small_dir)
+    hf_format = run_notebook("07", llama3_dir=hf_small_dir)
+    assert torch.equal(hf_format["logits"], meta_format["logits"])
+    assert torch.equal(hf_format["next_token"], meta_format["next_token"])
+
+
+# --------------------------------------------------------------------------- the notebook against Hugging Face
+
+
+#: Tolerance for Hugging Face's logits, in bf16 units (2**-8) of the largest |logit|. Hugging Face's
+#: LlamaForCausalLM takes other rounding steps than Meta's code: its RoPE rounds cos, sin and each product to
+#: bf16 (queries and keys then differ from Meta's by up to about 4 bf16 units of each pair's length, see
+#: tests/test_04_rope.py), and it multiplies the scores by head_dim ** -0.5 (itself rounded) where Meta divides
+#: by sqrt(head_dim). Each such difference may send a later bf16 rounding the other way, one unit of that value;
+#: three layers pass them on and the output projection adds its own rounding. Measured: under 3 units
+#: (0.051 at a largest |logit| of 5.0); allowed: 8 units. A wrong layer index, a missing mask or the embedding
+#: table as output moves the logits by hundreds of units (test_the_checks_have_teeth).
+HF_UNITS = 8
+
+
+def hf_tolerance(reference: torch.Tensor) -> float:
+    return HF_UNITS * BF16_UNIT * reference.abs().max().item()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("prompt", ["default", "long"])
+def test_small_model_against_hugging_face(run_notebook, small_dir, hf_small_dir, prompt):
+    """Hugging Face's LlamaForCausalLM (bf16, eager attention) on the HF-format copy: within the tolerance, same next token."""
+    tokens = prompt_tokens(PROMPTS[prompt])
+    export = run_notebook("07", prompt=PROMPTS[prompt], llama3_dir=small_dir)
+    reference = hugging_face_logits(hf_small_dir, tokens)
+    tol = hf_tolerance(reference)
+    diff = (export["logits"] - reference).abs().max().item()
+    assert diff <= tol, f"max abs diff {diff:.3g} > {tol:.3g}"
+    # The same next token, unless Hugging Face's top two are closer than the tolerance (a near tie).
+    top2 = reference[-1].topk(2).values
+    if (top2[0] - top2[1]).item() > 2 * tol:
+        assert export["next_token"].item() == reference[-1].argmax().item()
+    else:
+        assert reference[-1][export["next_token"]].item() >= top2[0].item() - 2 * tol
+
+
+# --------------------------------------------------------------------------- the checks have teeth
+
+
+def test_compact_forward_is_meta(small_dir):
+    """The compact forward pass of this file is bitwise Meta's Transformer.forward (so its buggy variants are fair controls)."""
+    params = plumbing.ModelParams.from_json(small_dir / "params.json")
+    for prompt in ("default", "empty"):
+        tokens = prompt_tokens(PROMPTS[prompt])
+        assert torch.equal(compact_forward(load_state(small_dir), params, tokens), meta_logits(small_dir, tokens))
+
+
+@pytest.mark.parametrize("bug", ["layer 0 weights", "no mask", "tok_embeddings as output"])
+def test_the_checks_have_teeth(small_dir, bug):
+    """Each classic mistake fails the bitwise comparison with Meta's logits, and even the Hugging Face tolerance."""
+    params = plumbing.ModelParams.from_json(small_dir / "params.json")
+    tokens = prompt_tokens(None)
+    reference = meta_logits(small_dir, tokens)
+    wrong = compact_forward(load_state(small_dir), params, tokens, bug=bug)
+    diff = (wrong - reference).abs().max().item()
+    assert not torch.equal(wrong, reference)
+    assert diff > 10 * hf_tolerance(reference), f"{bug}: max abs diff only {diff:.3g}"
