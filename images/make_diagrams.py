@@ -52,7 +52,7 @@ STAGES = {
     4: ("04 RoPE", PURPLE, ["xq_rotated,", "xk_rotated"]),
     5: ("05 attention", BLUE, ["h"]),
     6: ("06 feed-forward", VERMILLION, ["layer_output"]),
-    7: ("07 next token", YELLOW, ["logits,", 'next token "42"']),
+    7: ("07 next token", YELLOW, ["logits,", "next token"]),
 }
 ROWS = [(1, 2, 3, 4), (5,), (6, 7)]  # the overview's rows of stages
 
