@@ -9,8 +9,9 @@ equal ``references.meta_tokenizer().encode(prompt, bos=True, eos=False)`` (Meta'
 Further prompts. Running the notebook for every prompt would take over a minute, so the eleven prompts
 of ``PLUMBING_PROMPTS`` (more languages, contractions, digits, emoji sequences, whitespace, the Llama 3.1
 and 3.2 special names, control characters, a lone surrogate, inputs above Meta's 25,000- and 400,000-character
-limits) go through ``plumbing.encode_prompt``, the function the notebook's setup uses and that the
-notebook's check cell asserts its own ids equal, and are compared with Meta's tokenizer. The short ones
+limits) go through ``plumbing.encode_prompt``, the function the notebook's setup uses, that its section
+6 calls for prompts over 25,000 characters, and that its deep dive on rule 3 self-checks its own
+``encode_with_cuts`` against; they are compared with Meta's tokenizer. The short ones
 also go through a pure-Python copy of the notebook's algorithm (Meta's regex with the ``regex``
 package, then tiktoken's whole-piece lookup and byte-pair merges), so what the notebook teaches is
 checked on more than its own prompt.
