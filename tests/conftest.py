@@ -54,7 +54,9 @@ def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
     emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
     save_file(emb, str(folder / "model-00001-of-00002.safetensors"))
     save_file(tensors, str(folder / "model-00002-of-00002.safetensors"))
-    index = {"weight_map": {**{k: "model-00001-of-00002.safetensors" for k in emb},
+    total = sum(t.numel() * t.element_size() for t in [*emb.values(), *tensors.values()])
+    index = {"metadata": {"total_size": total},  # as Hugging Face writes it; transformers' from_pretrained reads it
+             "weight_map": {**{k: "model-00001-of-00002.safetensors" for k in emb},
                             **{k: "model-00002-of-00002.safetensors" for k in tensors}}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     (folder / "config.json").write_text(json.dumps(hf_config(p)))
