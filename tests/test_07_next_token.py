@@ -304,3 +304,77 @@ def test_the_checks_have_teeth(small_dir, bug):
     diff = (wrong - reference).abs().max().item()
     assert not torch.equal(wrong, reference)
     assert diff > 10 * hf_tolerance(reference), f"{bug}: max abs diff only {diff:.3g}"
+
+
+@pytest.mark.notebook
+def test_tied_embeddings_folder_uses_tok_embeddings(run_notebook, tmp_path, small_dir):
+    """A Hugging Face folder without lm_head.weight (tie_word_embeddings, as Llama 3.2 1B/3B): the notebook projects
+    with tok_embeddings, bitwise the compact forward pass with the embedding table as output, and within the
+    tolerance of Hugging Face's tied LlamaForCausalLM."""
+    from safetensors.torch import save_file
+
+    params = plumbing.ModelParams.from_json(small_dir / "params.json")
+    tensors = hf_state(load_state(small_dir), params)
+    del tensors["lm_head.weight"]
+    save_file(tensors, str(tmp_path / "model.safetensors"), metadata={"format": "pt"})
+    (tmp_path / "config.json").write_text(json.dumps({**references.hf_config(params), "tie_word_embeddings": True}))
+    export = run_notebook("07", llama3_dir=tmp_path)
+    tokens = prompt_tokens(None)
+    expected = compact_forward(load_state(small_dir), params, tokens, bug="tok_embeddings as output")
+    assert torch.equal(export["logits"], expected)
+    reference = hugging_face_logits(tmp_path, tokens)
+    assert (export["logits"] - reference).abs().max().item() <= hf_tolerance(reference)
+
+
+# --------------------------------------------------------------------------- the notebook's block check, stressed
+
+
+def block_check_ratio(state: dict, params: plumbing.ModelParams, tokens: list[int], query_scale: float) -> tuple[float, float]:
+    """The notebook's check of section 2 on layer 0, with ``wq`` multiplied by ``query_scale`` (larger scores).
+
+    Meta's block (bf16 scores, softmax in float32 rounded to bf16) against the same block with
+    ``F.scaled_dot_product_attention`` in float32, as in the notebook. Returns (largest |score|, largest
+    difference / largest |block output - block input|), the quantity the notebook bounds by 2**-3.
+    """
+    n, H, Hkv, hd, eps = len(tokens), params.n_heads, params.n_kv_heads, params.head_dim, params.norm_eps
+    w = lambda name: state[f"layers.0.{name}.weight"]  # noqa: E731
+
+    def norm(x, g):
+        return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * g
+
+    freqs = 1.0 / (params.rope_theta ** (torch.arange(0, hd, 2)[: hd // 2].float() / hd))
+    cis = torch.polar(torch.ones(n, hd // 2), torch.outer(torch.arange(n, dtype=torch.float32), freqs))
+
+    def rotate(x):
+        return torch.view_as_real(torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2)) * cis[:, None, :]).flatten(2).type_as(x)
+
+    x = state["tok_embeddings.weight"][torch.tensor(tokens)]
+    xn = norm(x, w("attention_norm"))
+    xq = rotate((xn @ (w("attention.wq").float() * query_scale).to(torch.bfloat16).T).view(n, H, hd))
+    xk, xv = rotate((xn @ w("attention.wk").T).view(n, Hkv, hd)), (xn @ w("attention.wv").T).view(n, Hkv, hd)
+    keys, values = (t.repeat_interleave(H // Hkv, 1).transpose(0, 1) for t in (xk, xv))
+    scores = xq.transpose(0, 1) @ keys.transpose(1, 2) / math.sqrt(hd)
+    largest_score = scores.float().abs().max().item()
+    scores = scores + torch.triu(torch.full((n, n), float("-inf")), 1).to(torch.bfloat16)
+    ours = (F.softmax(scores.float(), -1).type_as(xq) @ values).transpose(0, 1).reshape(n, -1)
+    torch_attention = F.scaled_dot_product_attention(xq.transpose(0, 1).float(), xk.transpose(0, 1).float(),
+                                                     xv.transpose(0, 1).float(), is_causal=True, enable_gqa=True)
+    torch_attention = torch_attention.transpose(0, 1).reshape(n, -1).to(torch.bfloat16)
+
+    def rest(attention_output):
+        h = x + attention_output @ w("attention.wo").T
+        hn = norm(h, w("ffn_norm"))
+        return h + (F.silu(hn @ w("feed_forward.w1").T) * (hn @ w("feed_forward.w3").T)) @ w("feed_forward.w2").T
+
+    a, b = rest(ours), rest(torch_attention)
+    return largest_score, ((a.float() - b.float()).abs().max() / (a - x).float().abs().max()).item()
+
+
+def test_block_check_tolerance_holds_for_large_scores(small_dir):
+    """The notebook allows 2**-3 of the block's largest change; scores up to about +-150 stay near 5 % (measured 0.051)."""
+    params = plumbing.ModelParams.from_json(small_dir / "params.json")
+    tokens = prompt_tokens(PROMPTS["long"])
+    for query_scale in (1, 8, 32):
+        largest_score, ratio = block_check_ratio(load_state(small_dir), params, tokens, query_scale)
+        assert ratio <= 2**-4, f"scores up to {largest_score:.0f}: ratio {ratio:.3g}"
+    assert largest_score > 100
