@@ -83,8 +83,10 @@ def tiny_notebook(title: str = "01 · A tiny page", markdown: str = "Some maths:
         md("## Exercises\n\n**Exercise 1.** What is six times seven?"),
         solution_md,
         code_cell("print(6 * 7)", "answer printed by the solution: 42\n", 2, tags=["solution", "hide-input"]),
+        md("**Exercise 2.** And six times eight?"),
+        code_cell("print(6 * 8)", "answer of a solution without prose: 48\n", 3, tags=["solution", "hide-input"]),
         md("## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive."),
-        code_cell("print('deep')", "output of a deep-dive cell\n", 3),
+        code_cell("print('deep')", "output of a deep-dive cell\n", 4),
         md("### A second one\n\nText of the second deep dive."),
     ])
     nb.metadata["language_info"] = {"name": "python"}
@@ -244,8 +246,8 @@ def test_missing_or_remote_images_and_missing_notebooks_stop_the_build(tmp_path)
 def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny_site):
     html = (tiny_site / "notebooks" / "01_tiny.html").read_text(encoding="utf-8")
     closed = re.findall(r"<details(?![^>]*\bopen\b)[^>]*>.*?</details>", html, flags=re.S)
-    for text in ("answer printed by the solution: 42", "The answer is forty-two", "Text of the first deep dive",
-                 "output of a deep-dive cell", "Text of the second deep dive"):
+    for text in ("answer printed by the solution: 42", "The answer is forty-two", "answer of a solution without prose",
+                 "Text of the first deep dive", "output of a deep-dive cell", "Text of the second deep dive"):
         assert any(text in block for block in closed), f"{text!r} is not inside a closed <details>"
     assert "setup done" not in "".join(closed)
     for stem in STEMS:  # the series: as many collapsed solutions as solution cells, deep dives in one box
@@ -419,12 +421,14 @@ def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_sit
     page = context.new_page()
     page.goto((tiny_site / "notebooks" / "01_tiny.html").as_uri(), wait_until="load")
     page.wait_for_function(READY, timeout=20_000)
-    hidden = ["answer printed by the solution: 42", "The answer is forty-two", "Text of the first deep dive",
-              "output of a deep-dive cell"]
+    hidden = ["answer printed by the solution: 42", "The answer is forty-two", "answer of a solution without prose",
+              "Text of the first deep dive", "output of a deep-dive cell"]
     assert page.get_by_text("setup done").is_visible()
     assert [t for t in hidden if page.get_by_text(t).is_visible()] == []
+    toggles = page.locator("summary", has_text="Show the solution")
+    assert toggles.count() == 2, "one toggle per solution: prose and code together, or code alone"
     page.locator("details.llama3-deep-dives > summary").click()
-    page.locator("details.llama3-solution > summary").click()
-    page.get_by_text("Show the solution").last.click()
+    for i in range(toggles.count()):
+        toggles.nth(i).click()
     assert [t for t in hidden if not page.get_by_text(t).is_visible()] == []
     context.close()

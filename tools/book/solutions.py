@@ -1,10 +1,12 @@
-"""Sphinx extension: exercise solutions are shown collapsed on the site, code and output together.
+"""Sphinx extension: exercise solutions are shown collapsed on the site, behind one "Show the solution".
 
-A solution is a code cell tagged ``solution`` (NOTEBOOK_GUIDE.md); its ``hide-input`` tag collapses
-only the code in Jupyter, and its printed output would give the answer away. On the site the whole
-cell goes behind one "Show the solution" button (MyST-NB's ``hide-cell``). A markdown cell tagged
-``solution`` (the worked answer in prose) is collapsed the same way, in a ``<details>`` element.
-Only the text that MyST-NB parses is changed: the download button serves the executed copy as it is.
+A solution is a cell tagged ``solution`` (NOTEBOOK_GUIDE.md): a markdown cell with the worked answer in
+prose, a code cell, or a markdown cell directly followed by its code cell. In Jupyter the code cell's
+``hide-input`` tag collapses only its code, and the printed output would give the answer away. On the
+site a markdown solution and the code cell after it go together into one closed ``<details>``
+element (code and output shown when opened); a code solution on its own is collapsed whole, code and
+output (MyST-NB's ``hide-cell``). Only the text that MyST-NB parses is changed: the download button
+serves the executed notebook as it is.
 """
 
 from __future__ import annotations
@@ -14,27 +16,58 @@ import json
 from sphinx.application import Sphinx
 
 TAG = "solution"
-PROMPTS = {"code_prompt_show": "Show the solution", "code_prompt_hide": "Hide the solution"}
+SHOW, HIDE = "Show the solution", "Hide the solution"
+OPEN = f'<details class="llama3-solution"><summary>{SHOW}</summary>\n\n'
+HIDE_TAGS = ("hide-input", "hide-output", "hide-cell")
+
+
+def is_solution(cell: dict | None, kind: str) -> bool:
+    return bool(cell) and cell.get("cell_type") == kind and TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def text(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def shown(cell: dict) -> dict:
+    """``cell`` with its hide tags removed (it is inside a collapsed solution already)."""
+    meta = cell.get("metadata", {})
+    return {**cell, "metadata": {**meta, "tags": [t for t in meta.get("tags", []) if t not in HIDE_TAGS]}}
+
+
+def collapsed(cell: dict) -> dict:
+    """A code cell collapsed whole, code and output, behind the solution's prompts."""
+    meta = shown(cell)["metadata"]
+    return {**cell, "metadata": {**meta, "tags": meta["tags"] + ["hide-cell"],
+                                 "mystnb": {**meta.get("mystnb", {}), "code_prompt_show": SHOW, "code_prompt_hide": HIDE}}}
+
+
+def rewrite(cells: list[dict]) -> list[dict]:
+    out, i = [], 0
+    while i < len(cells):
+        cell, after = cells[i], cells[i + 1] if i + 1 < len(cells) else None
+        if is_solution(cell, "markdown") and is_solution(after, "code"):
+            close = {"cell_type": "markdown", "id": f"{after.get('id', i)}-end"[:64], "metadata": {}, "source": "</details>"}
+            out += [{**cell, "source": OPEN + text(cell)}, shown(after), close]
+            i += 2
+            continue
+        if is_solution(cell, "markdown"):
+            out.append({**cell, "source": OPEN + text(cell) + "\n\n</details>"})
+        elif is_solution(cell, "code"):
+            out.append(collapsed(cell))
+        else:
+            out.append(cell)
+        i += 1
+    return out
 
 
 def collapse_solutions(app: Sphinx, docname: str, source: list[str]) -> None:
     if not str(app.env.doc2path(docname)).endswith(".ipynb"):
         return
     nb = json.loads(source[0])
-    changed = False
-    for cell in nb.get("cells", []):
-        meta = cell.get("metadata", {})
-        if cell.get("cell_type") == "code" and TAG in meta.get("tags", []):
-            meta["tags"] = [t for t in meta["tags"] if t not in ("hide-input", "hide-output")] + ["hide-cell"]
-            meta["mystnb"] = {**meta.get("mystnb", {}), **PROMPTS}
-            cell["metadata"] = meta
-            changed = True
-        elif cell.get("cell_type") == "markdown" and TAG in meta.get("tags", []):
-            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            cell["source"] = (f'<details class="llama3-solution"><summary>{PROMPTS["code_prompt_show"]}</summary>'
-                              f"\n\n{text}\n\n</details>")
-            changed = True
-    if changed:
+    cells = nb.get("cells", [])
+    if any(is_solution(c, c.get("cell_type")) for c in cells):
+        nb["cells"] = rewrite(cells)
         source[0] = json.dumps(nb)
 
 
