@@ -109,8 +109,8 @@ def stage(src: Path, stems: list[str], home: Path, dest: Path) -> None:
         to.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(image, to)
     entries = "\n".join(f"notebooks/{stem}" for stem in stems)
-    (dest / "index.md").write_text((BOOK / "index.md").read_text(encoding="utf-8") % {"notebooks": entries},
-                                   encoding="utf-8")
+    index = (BOOK / "index.md").read_text(encoding="utf-8").replace("%(notebooks)s", entries)
+    (dest / "index.md").write_text(index, encoding="utf-8")
 
 
 def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None, verbose: bool) -> None:
