@@ -99,7 +99,8 @@ def run_metadata(env: dict | None = None) -> dict:
     source = plumbing.find_weights(env.get("LLAMA3_DIR") or None)
     return {"weights": "standin" if source.standin else source.format,
             "weights_description": source.description,
-            "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT)}
+            # JSON is UTF-8: a prompt with undecodable bytes (lone surrogates) is stored with escapes.
+            "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT).encode("utf-8", "backslashreplace").decode("utf-8")}
 
 
 def main(argv=None) -> int:
