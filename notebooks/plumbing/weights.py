@@ -65,8 +65,9 @@ class WeightsSource:
     def description(self) -> str:
         """Which weights, for printing (never an absolute path)."""
         if self.standin:
-            return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes; "
-                    "the matrices are views into one shared random pool; not Meta's weights)")
+            return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes: "
+                    "tok_embeddings has its own, the other weight matrices are views into one shared random pool; "
+                    "not Meta's weights)")
         if self.format == "meta":
             return "real checkpoint, Meta format (params.json + consolidated.00.pth)"
         return "real checkpoint, Hugging Face safetensors format (config.json + model*.safetensors, wq/wk un-permuted to Meta's layout)"
