@@ -274,7 +274,7 @@ def side_by_side(path: Path | None, nb07: Row | None, tokens: list[int], quick: 
     forward, meta_forward, hf_forward = rows[0], rows[2], rows[4]
     for load in (rows[1], rows[3]):
         if ratio(load.anon, nb07.anon):
-            load.vs = f"anon {load.anon / nb07.anon:.0f}x notebook 07's kernel"
+            load.vs = f"anon {load.anon / nb07.anon:.1f}x notebook 07's kernel"
     if ratio(hf_forward.time, meta_forward.time):
         hf_forward.vs = f"{hf_forward.time / meta_forward.time:.2f}x Meta's"
     if ratio(forward.time, meta_forward.time):
