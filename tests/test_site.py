@@ -75,7 +75,7 @@ def code_cell(source: str, output: str, n: int, tags=()) -> nbformat.NotebookNod
 def tiny_notebook(title: str = "01 · A tiny page", markdown: str = "Some maths: $x^2$.") -> nbformat.NotebookNode:
     """An executed notebook with the series' parts: exercises with a solution, deep dives."""
     md = nbformat.v4.new_markdown_cell
-    solution_md = md("**Solution.** The answer is forty-two.")
+    solution_md = md("<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>")
     solution_md.metadata = {"tags": ["solution"]}
     nb = nbformat.v4.new_notebook(cells=[
         md(f"# {title}\n\n{markdown}"),

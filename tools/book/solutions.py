@@ -1,7 +1,8 @@
 """Sphinx extension: exercise solutions are shown collapsed on the site, behind one "Show the solution".
 
 A solution is a cell tagged ``solution`` (NOTEBOOK_GUIDE.md): a markdown cell with the worked answer in
-prose, a code cell, or a markdown cell directly followed by its code cell. In Jupyter the code cell's
+prose (folded in its own ``<details>`` for Jupyter or not), a code cell, or a markdown cell directly
+followed by its code cell. In Jupyter the code cell's
 ``hide-input`` tag collapses only its code, and the printed output would give the answer away. On the
 site a markdown solution and the code cell after it go together into one closed ``<details>``
 element (code and output shown when opened); a code solution on its own is collapsed whole, code and
@@ -12,6 +13,7 @@ serves the executed notebook as it is.
 from __future__ import annotations
 
 import json
+import re
 
 from sphinx.application import Sphinx
 
@@ -25,8 +27,15 @@ def is_solution(cell: dict | None, kind: str) -> bool:
     return bool(cell) and cell.get("cell_type") == kind and TAG in cell.get("metadata", {}).get("tags", [])
 
 
+#: A solution that its markdown already folds for Jupyter (``<details><summary>...</summary> ... </details>``).
+FOLDED = re.compile(r"^\s*<details[^>]*>\s*(?:<summary>.*?</summary>)?\s*(?P<body>.*?)\s*</details>\s*$", re.S | re.I)
+
+
 def text(cell: dict) -> str:
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    """The cell's markdown, without the ``<details>`` fold it may carry for Jupyter (the site folds it)."""
+    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    folded = FOLDED.match(source)
+    return folded["body"] if folded else source
 
 
 def shown(cell: dict) -> dict:
