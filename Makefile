@@ -71,4 +71,4 @@ lab: standin
 	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
-	rm -rf build site tools/site/node_modules
+	rm -rf build site
