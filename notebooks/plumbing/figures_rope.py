@@ -65,7 +65,9 @@ def distance_figure(S, distances, curves: dict) -> None:
 
     Args:
         S: [span, span] scores of a constructed query at position m and key at position n.
-        distances: [k] distances d (tokens); curves: label -> [k] scores divided by the score at d = 0.
+        distances: [k] distances d (tokens); curves: label -> [k] scores of one constructed query and key
+            (every pair 1 + i), divided by the score at d = 0. For other queries and keys the score need not
+            fall with the distance; RoFormer bounds it only from above.
     """
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
     image = ax1.imshow(S, cmap="cividis")
@@ -75,7 +77,7 @@ def distance_figure(S, distances, curves: dict) -> None:
     for (label, curve), colour in zip(curves.items(), (BLUE, VERMILION, BLACK)):
         ax2.plot(distances, curve, color=colour, lw=1, label=label)
     ax2.set(xscale="log", xlabel="distance d = m − n (tokens)", ylabel="score / score at distance 0",
-            title="Query and key with every pair 1 + i:\nthe score falls with the distance (long-term decay)")
+            title="One constructed query and key, every pair 1 + i:\ntheir score falls with the distance")
     ax2.legend(loc="lower left", fontsize=9)
     plt.show()
 
