@@ -297,7 +297,7 @@ def test_split_long_runs_equals_metas(meta):
     for _ in range(300):
         text = "".join(rng.choice(" a\n\t好b") * rng.randint(1, 9) for _ in range(rng.randint(0, 12)))
         limit = rng.randint(1, 12)
-        ours = list(plumbing._split_long_runs(text, limit))
+        ours = list(plumbing.tokenizer.split_long_runs(text, limit))
         assert ours == list(meta._split_whitespaces_or_nonwhitespaces(text, limit)), (text, limit)
         assert "".join(ours) == text
 

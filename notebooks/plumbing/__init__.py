@@ -48,7 +48,6 @@ from .tokenizer import (MAX_NO_WHITESPACES_CHARS, PAT_STR, TIKTOKEN_MAX_ENCODE_C
                         default_tokenizer_path, encode_prompt, llama3_special_tokens, load_tokenizer,
                         read_bpe_ranks, tokenize_out_of_process, tokenizer_path)
 from .weights import WeightsSource, find_weights, is_standin, resolve_dir
-from .tokenizer import split_long_runs as _split_long_runs  # TRANSITION: tests use plumbing.tokenizer.split_long_runs
 
 __all__ = [
     "Checkpoint", "open_checkpoint", "check", "same_bits", "Llama3Error", "export",

@@ -97,10 +97,6 @@ class ModelParams:
 
     # Derived values, by Meta's formulas (llama/model.py: Attention and FeedForward).
     @property
-    def n_kv_heads_resolved(self) -> int:  # TRANSITION: removed once no notebook or test uses it
-        return self.n_kv_heads
-
-    @property
     def head_dim(self) -> int:
         """``dim // n_heads``: 128 for Llama 3 8B."""
         return self.dim // self.n_heads
