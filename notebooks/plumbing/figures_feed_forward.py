@@ -63,7 +63,7 @@ def gate_effect(g, u, product, slices: dict):
                        extent=(float(g[0]), float(g[-1]), float(u[0]), float(u[-1])))
     ax1.contour(g, u, product, levels=[-4, -2, -1, -0.25, 0.25, 1, 2, 4], colors="0.25", linewidths=0.6)
     fig.colorbar(image, ax=ax1, label="SiLU(gate) × up")
-    ax1.set(xlabel="gate (a number of x @ w1.T)", ylabel="up (the same position of x @ w3.T)",
+    ax1.set(xlabel="gate (a number of ffn_input @ w1.T)", ylabel="up (the same position of ffn_input @ w3.T)",
             title="Negative gate: almost nothing passes, whatever up is")
     for k, (label, y) in enumerate(slices.items()):
         ax2.plot(u, y, color=OKABE_ITO[[6, 1, 3, 5, 7][k % 5]], lw=2, label=label)
