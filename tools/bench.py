@@ -1,6 +1,6 @@
 """`make bench`: time and memory of the series on this machine, one Markdown table (build/bench.md, also printed).
 
-    python tools/bench.py                 # everything (about 20 minutes on 2 cores)
+    python tools/bench.py                 # everything (about 10 minutes on 2 cores)
     python tools/bench.py --quick         # smoke run: import-only kernel, the first notebook, the loaders
     python tools/bench.py --out FILE --profile   # write elsewhere; also print each notebook's cells
 
