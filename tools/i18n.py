@@ -1,0 +1,162 @@
+"""Translations of the notebooks' text, kept in gettext catalogues (one ``.po`` file per notebook).
+
+    python tools/i18n.py extract [--lang zh_CN]   # English notebooks -> locale/<lang>/LC_MESSAGES/<notebook>.po
+    python tools/i18n.py build   [--lang zh_CN]   # English notebooks + catalogues -> notebooks/zh/<notebook>.ipynb
+    python tools/i18n.py check   [--lang zh_CN]   # what is missing, stale or out of date (exit status 1 if anything)
+
+Each command takes notebook numbers or names to work on some notebooks only (``build 05 06``).
+
+One entry per markdown cell: ``msgctxt`` is the cell's id, ``msgid`` its English text, ``msgstr`` the
+translation. When an English cell changes, ``extract`` keeps the old translation as *fuzzy* with the
+previous English text beside it (``#| msgid``), so a translator sees what changed; a fuzzy or empty
+entry is not used, and ``check`` reports it. The translated notebooks are generated, never edited by
+hand: code cells, outputs and metadata are the English notebook's, so they run under nbval with the
+English outputs. Catalogues are read and written with Babel (``babel.messages``), the gettext library
+Sphinx itself uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+
+import plumbing
+
+ROOT = plumbing.REPO_ROOT
+LOCALE_DIR = ROOT / "locale"
+#: language code -> folder of the generated notebooks (under notebooks/)
+EDITIONS = {"zh_CN": "zh"}
+
+
+def catalogue_path(notebook: Path, lang: str = "zh_CN") -> Path:
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{notebook.stem}.po"
+
+
+def edition_path(notebook: Path, lang: str = "zh_CN") -> Path:
+    return ROOT / "notebooks" / EDITIONS[lang] / notebook.name
+
+
+def markdown_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "markdown" and c.source.strip()]
+
+
+def read_catalogue(path: Path, lang: str) -> Catalog:
+    if not path.exists():
+        return Catalog(locale=lang, project="Llama 3, step by step")
+    with open(path, "rb") as f:
+        return read_po(f, locale=lang)
+
+
+def write_catalogue(catalogue: Catalog, path: Path) -> None:
+    buf = io.BytesIO()
+    write_po(buf, catalogue, width=0, omit_header=False, sort_output=False, include_previous=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plumbing.paths.atomic_write(path, lambda tmp: tmp.write_bytes(buf.getvalue()))
+
+
+def extract(notebook: Path, lang: str = "zh_CN") -> Catalog:
+    """The catalogue for ``notebook``: every markdown cell, with the translations already known.
+
+    A cell whose English text changed keeps its old translation marked fuzzy (not used until checked).
+    """
+    nb = nbformat.read(notebook, as_version=4)
+    old = read_catalogue(catalogue_path(notebook, lang), lang)
+    by_context = {m.context: m for m in old if m.id}
+    new = Catalog(locale=lang, project="Llama 3, step by step", fuzzy=False)
+    for cell in markdown_cells(nb):
+        known = old.get(cell.source, context=cell.id)
+        if known is not None:
+            new.add(cell.source, known.string, context=cell.id, flags=known.flags)
+            continue
+        before = by_context.get(cell.id)
+        if before is not None and before.string:  # the English changed: keep the translation for review
+            new.add(cell.source, before.string, context=cell.id, flags={"fuzzy"}, previous_id=before.id)
+        else:
+            new.add(cell.source, "", context=cell.id)
+    return new
+
+
+def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
+    """Markdown cells of ``notebook`` without a usable translation (missing, empty or fuzzy)."""
+    path = catalogue_path(notebook, lang)
+    if not path.exists():
+        return [f"{notebook.name}: no catalogue {path.relative_to(ROOT)} (run `python tools/i18n.py extract`)"]
+    catalogue = read_catalogue(path, lang)
+    out = []
+    for cell in markdown_cells(nbformat.read(notebook, as_version=4)):
+        entry = catalogue.get(cell.source, context=cell.id)
+        first = cell.source.strip().splitlines()[0][:60]
+        if entry is None:
+            out.append(f"{notebook.name}: cell {cell.id} has no entry (new or changed English text: {first!r})")
+        elif not entry.string:
+            out.append(f"{notebook.name}: cell {cell.id} is not translated ({first!r})")
+        elif entry.fuzzy:
+            out.append(f"{notebook.name}: cell {cell.id} is fuzzy: its English changed since it was translated ({first!r})")
+    return out
+
+
+IMAGE = re.compile(r"\]\((\.\./images/)")
+
+
+def translated_notebook(notebook: Path, lang: str = "zh_CN"):
+    """The English notebook with every markdown cell translated; code, outputs and metadata unchanged.
+
+    Raises:
+        plumbing.Llama3Error: a markdown cell has no usable translation (see :func:`problems`).
+    """
+    missing = problems(notebook, lang)
+    if missing:
+        raise plumbing.Llama3Error("; ".join(missing[:5]) + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""))
+    catalogue = read_catalogue(catalogue_path(notebook, lang), lang)
+    nb = nbformat.read(notebook, as_version=4)
+    out = copy.deepcopy(nb)
+    for cell in markdown_cells(out):
+        text = catalogue.get(cell.source, context=cell.id).string
+        cell.source = IMAGE.sub("](../../images/", text)  # the edition lives one folder deeper
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["extract", "build", "check"])
+    parser.add_argument("--lang", default="zh_CN", choices=sorted(EDITIONS))
+    parser.add_argument("notebooks", nargs="*", help="names or numbers of notebooks (default: the whole series)")
+    args = parser.parse_args(argv)
+    notebooks = [nb for nb in plumbing.series_notebooks()
+                 if not args.notebooks or any(nb.name.startswith(k) or nb.stem == k for k in args.notebooks)]
+    if args.command == "extract":
+        for nb in notebooks:
+            write_catalogue(extract(nb, args.lang), catalogue_path(nb, args.lang))
+            print(f"wrote {catalogue_path(nb, args.lang).relative_to(ROOT)}")
+        return 0
+    if args.command == "build":
+        try:
+            for nb in notebooks:
+                dest = edition_path(nb, args.lang)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                text = nbformat.writes(translated_notebook(nb, args.lang)) + "\n"
+                plumbing.paths.atomic_write(dest, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+                print(f"wrote {dest.relative_to(ROOT)}")
+        except plumbing.Llama3Error as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
+    found = [p for nb in notebooks for p in problems(nb, args.lang)]
+    for nb in notebooks:
+        dest = edition_path(nb, args.lang)
+        if not found and (not dest.exists() or dest.read_text(encoding="utf-8") != nbformat.writes(translated_notebook(nb, args.lang)) + "\n"):
+            found.append(f"{dest.relative_to(ROOT)} is not up to date (run `python tools/i18n.py build`)")
+    print("\n".join(found) if found else "every notebook is translated and its edition is up to date")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
