@@ -7,7 +7,7 @@
 Always on the synthetic stand-in: ``LLAMA3_*`` is removed from the environment of everything started here.
 Kernels run as tools/run_notebooks.py runs them; the other measurements are fresh ``python -c`` processes
 whose memory tools/memory.py samples every 20 ms. Targets (issue 15) are reported, never asserted.
-Exit status 1 when a measurement failed; the table is written anyway.
+Exit status 1 when a measurement failed (the table is written anyway), 2 when the stand-in is missing.
 """
 
 from __future__ import annotations
@@ -361,8 +361,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "build" / "bench.md", help="Markdown file to write")
     parser.add_argument("--profile", action="store_true", help="also print every code cell's time and peak anon")
     args = parser.parse_args(argv)
+    if not plumbing.standin_complete():
+        parser.error("the stand-in is missing: build it with `make standin` (or run `make bench`)")
     start_load = load_average()
-    plumbing.ensure_standin(progress=True)
     tokens = plumbing.encode_prompt(plumbing.load_tokenizer(plumbing.default_tokenizer_path()), plumbing.DEFAULT_PROMPT)
     notebooks = plumbing.series_notebooks()
     workdir = Path(tempfile.mkdtemp(prefix="bench-"))
