@@ -1,20 +1,27 @@
 """Build the course site (``make html``) with Sphinx, MyST-NB and sphinx-book-theme from the executed notebooks.
 
-    python tools/build_site.py                     # build/NN_*.ipynb -> site/ (after `make run`)
+    python tools/build_site.py                     # build/NN_*.ipynb -> site/ (English) and site/zh/ (中文), after `make run`
     python tools/build_site.py --src notebooks     # the committed notebooks, which carry their outputs
-    python tools/build_site.py --builder gettext --out build/gettext   # .pot catalogues for a translation
-    python tools/build_site.py --language zh_CN --out site-zh_CN       # an edition translated in tools/book/locale/
+
+Two editions, built from the same executed notebooks: English in ``--out`` and Chinese in ``--out``/zh/.
+The Chinese pages are the executed notebooks with their markdown translated by tools/i18n.py from the
+catalogues ``locale/zh_CN/LC_MESSAGES/NN_*.po`` (code and outputs as they ran: a run on real weights
+gives Chinese pages with the same outputs). A notebook whose catalogue is incomplete (missing, empty or
+fuzzy entries, ``python tools/i18n.py check``) is left out of the Chinese edition, and its home page
+says so. Each page links to the same page in the other edition.
 
 Reads:
     the series, ``plumbing.series_notebooks()`` (every ``notebooks/NN_*.ipynb``, in order), as executed
     copies ``--src/NN_*.ipynb`` (default ``build/``; never re-executed); the images that markdown cells
-    reference (``../images/x.png``, resolved against ``--home``, default ``notebooks/``); the Sphinx
-    configuration and the site's small extensions in ``tools/book/``.
+    reference (``../images/x.png``, resolved against ``--home``, default ``notebooks/``); the catalogues
+    of the translation; the errata pages ``docs/errata.md`` and ``docs/errata.zh-CN.md`` when they
+    exist; the Sphinx configuration, the home pages and the site's small extensions in ``tools/book/``.
 Writes:
     ``--out`` (default ``site/``), replaced as a whole: ``index.html`` with the series, one page per
     notebook under ``notebooks/`` (sidebar with every notebook, the page's contents, previous/next,
-    a download button for the ``.ipynb``, a banner saying which weights it ran on), search, and the
-    theme's and MathJax's files in ``_static/``. Nothing is loaded from outside ``--out``: the site
+    a download button for the ``.ipynb``, a banner saying which weights it ran on, the link to the other
+    edition), ``docs/errata.html``, search, and the theme's and MathJax's files in ``_static/``; the
+    same for the Chinese edition under ``zh/``. Nothing is loaded from outside ``--out``: the site
     works from ``file://`` and from any static server.
 Raises:
     SiteError (printed as one line, exit status 2): a notebook of the series missing from ``--src`` or
@@ -33,18 +40,44 @@ import sys
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 from urllib.parse import unquote
 
 import nbformat
 
+import i18n
 import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
+DOCS = REPO_ROOT / "docs"  # errata.md, errata.zh-CN.md
 
 MD_IMAGE = re.compile(r'!\[[^\]]*\]\(\s*<?(?P<src>[^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
 HTML_IMG = re.compile(r'<img\b[^>]*?\bsrc\s*=\s*(?P<q>["\'])(?P<src>.+?)(?P=q)', re.I)
+
+
+@dataclass(frozen=True)
+class Edition:
+    """One language of the site."""
+
+    language: str  # Sphinx's language
+    folder: str  # where it goes inside the site: "" (the root) or "zh"
+    label: str  # the words of the link to it from the other edition
+    lang: str  # its HTML language tag
+    index: str  # its home page in tools/book/
+    errata: str  # its errata page in docs/
+
+
+EDITIONS = {
+    "en": Edition("en", "", "English", "en", "index.md", "errata.md"),
+    "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md"),
+}
+#: the toctree of the page after the notebooks (the errata), in each edition's home page
+MORE = "\n```{toctree}\n:maxdepth: 1\n\n%s\n```\n"
+#: the home page's note on notebooks left out of a translated edition (their catalogue is incomplete)
+MISSING = {"zh_CN": "\n**尚未收入中文版：** 以下笔记本的翻译还不完整，请先阅读英文版：%s。\n"}
 
 
 class SiteError(Exception):
@@ -91,30 +124,128 @@ def local_images(nb, name: str, home: Path) -> list[Path]:
     return found
 
 
-def stage(src: Path, stems: list[str], home: Path, dest: Path) -> None:
-    """Write Sphinx's source folder ``dest``: ``index.md``, ``notebooks/NN_*.ipynb`` and the images they use.
+def edition_notebook(path: Path, language: str):
+    """The executed notebook at ``path`` in ``language``: as it is for English, else translated by tools/i18n.py.
 
-    The layout mirrors the repository (``notebooks/`` beside ``images/``), so the notebooks are copied
-    unchanged and the download button serves them as they are.
+    Its image links stay relative to the English notebooks' folder (``../images/``), as in the site's layout.
+
+    Raises:
+        SiteError: see :func:`read_executed`; or the translation of a markdown cell is missing or stale
+            (``i18n.problems``).
+    """
+    nb = read_executed(path)
+    if language == "en":
+        return nb
+    try:
+        nb = i18n.translated_notebook(path, language)
+    except plumbing.Llama3Error as e:
+        raise SiteError(f"{path.name} has no complete translation: {e}") from None
+    for cell in i18n.markdown_cells(nb):  # the generated notebooks live one folder deeper than the site's
+        cell.source = cell.source.replace("](../../images/", "](../images/")
+    return nb
+
+
+def translated(src: Path, stems: list[str], language: str) -> list[str]:
+    """The notebooks of ``stems`` whose markdown is completely translated into ``language``."""
+    if language == "en":
+        return list(stems)
+    return [stem for stem in stems if not i18n.problems(read_executed_path(src, stem), language)]
+
+
+def read_executed_path(src: Path, stem: str) -> Path:
+    path = src / f"{stem}.ipynb"
+    read_executed(path)  # a clear message for a notebook that is missing or never ran
+    return path
+
+
+def errata_page(docs: Path | None, edition: Edition) -> Path | None:
+    """The edition's errata page in ``docs``, when it exists."""
+    path = docs / edition.errata if docs is not None else None
+    return path if path is not None and path.is_file() else None
+
+
+ERRATA_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>errata(?:\.[A-Za-z_-]+)?\.md)\)")
+
+
+def errata_link(m: re.Match, edition: Edition) -> str:
+    """A link from an errata page to the other language's (``[中文版](errata.zh-CN.md)``), as a link to
+    that page in the other edition of the site (which this edition's Sphinx does not know)."""
+    other = [e for e in EDITIONS.values() if e.errata == m["target"] and e is not edition]
+    if not other:
+        return m[0]
+    to_root = "../" * (2 if edition.folder else 1)  # from docs/errata.html (in zh/ for the Chinese edition)
+    folder = f"{other[0].folder}/" if other[0].folder else ""
+    return f'<a href="{to_root}{folder}docs/errata.html" hreflang="{other[0].lang}">{escape(m["text"])}</a>'
+
+
+REPO_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>(?![a-z][a-z0-9+.-]*:|#|/)[^)\s]+)\)", re.I)
+
+
+def repo_link(m: re.Match, folder: Path) -> str:
+    """A link from a page in ``folder`` to a file of the repository that is no page of the site (a README),
+    as its text and the file's path in the repository; links to the notebooks and errata pages stay."""
+    target = m["target"].split("#")[0]
+    if re.fullmatch(r"\.\./notebooks/(zh/)?\d\d_\w+\.ipynb|errata(\.[A-Za-z_-]+)?\.md", target):
+        return m[0]
+    path = (folder / unquote(target)).resolve()
+    where = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else target
+    return m["text"] if m["text"].strip("` ") == where else f"{m['text']} (`{where}`)"
+
+
+def stage(src: Path, stems: list[str], home: Path, dest: Path, edition: Edition = EDITIONS["en"],
+          errata: Path | None = None, missing: list[str] = ()) -> list[str]:
+    """Write Sphinx's source folder ``dest``: ``index.md``, ``notebooks/NN_*.ipynb``, the images they use
+    and ``docs/errata.md``; return the page names (``index``, ``notebooks/NN_name``, ``docs/errata``).
+
+    The layout mirrors the repository (``notebooks/`` beside ``images/`` and ``docs/``), so the English
+    notebooks are copied unchanged and the download button serves them as they are; a translated
+    edition's notebooks are written by tools/i18n.py's ``translated_notebook``.
     """
     (dest / "notebooks").mkdir(parents=True)
     images = {REPO_ROOT / "images" / "path_overview.png": dest / "images" / "path_overview.png"}  # index.md's figure
     for stem in stems:
         path = src / f"{stem}.ipynb"
-        nb = read_executed(path)
+        nb = edition_notebook(path, edition.language)
         for image in local_images(nb, path.name, home):
             images[image] = dest / image.relative_to(home.resolve().parent)
-        shutil.copy2(path, dest / "notebooks" / path.name)
+        if edition.language == "en":
+            shutil.copy2(path, dest / "notebooks" / path.name)
+        else:
+            (dest / "notebooks" / path.name).write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    pages = ["index"] + [f"notebooks/{stem}" for stem in stems]
+    more = ""
+    if errata is not None:
+        text = errata.read_text(encoding="utf-8")
+        text = text.replace("](../notebooks/zh/", "](../notebooks/")  # a translated page links its own edition
+        text = ERRATA_LINK.sub(lambda m: errata_link(m, edition), text)
+        text = REPO_LINK.sub(lambda m: repo_link(m, errata.parent), text)
+        page = nbformat.v4.new_markdown_cell(text)
+        for image in local_images(nbformat.v4.new_notebook(cells=[page]), errata.name, errata.parent):
+            images[image] = dest / image.relative_to(errata.parent.resolve().parent)
+        (dest / "docs").mkdir()
+        (dest / "docs" / "errata.md").write_text(text, encoding="utf-8")
+        pages.append("docs/errata")
+        more = MORE % "docs/errata"
     for image, to in images.items():
         to.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(image, to)
     entries = "\n".join(f"notebooks/{stem}" for stem in stems)
-    index = (BOOK / "index.md").read_text(encoding="utf-8").replace("%(notebooks)s", entries)
+    left_out = ""
+    if missing:
+        english = "../" * (edition.folder.count("/") + 1)
+        links = "、".join(f'<a href="{english}notebooks/{stem}.html">{stem}</a>' for stem in missing)
+        left_out = MISSING.get(edition.language, "\n%s\n") % links
+    index = (BOOK / edition.index).read_text(encoding="utf-8")
+    index = index.replace("%(notebooks)s", entries).replace("%(more)s", more).replace("%(missing)s", left_out)
     (dest / "index.md").write_text(index, encoding="utf-8")
+    return pages
 
 
-def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None, verbose: bool) -> None:
+def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None, verbose: bool,
+                 other: dict | None = None) -> None:
     """Run Sphinx with tools/book/conf.py; every warning is an error.
+
+    ``other`` describes the other edition for the links between them (tools/book/editions.py).
 
     Raises:
         SiteError: Sphinx warned or failed; the message holds its warnings.
@@ -127,6 +258,8 @@ def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None,
     nocolor()
     log = io.StringIO()
     overrides = {"language": language} if language else {}
+    if other:
+        overrides["llama3_other_edition"] = other
     try:
         with patch_docutils(BOOK), docutils_namespace(), warnings.catch_warnings():
             warnings.simplefilter("ignore", PendingDeprecationWarning)  # the themes' use of Sphinx APIs, not ours to fix
@@ -141,21 +274,68 @@ def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None,
         raise SiteError(f"Sphinx warned (the site treats warnings as errors):\n{log.getvalue().strip()}")
 
 
+def build_edition(src: Path, stems: list[str], home: Path, work: Path, edition: Edition, verbose: bool,
+                  errata: Path | None = None, missing: list[str] = (), other: dict | None = None) -> Path:
+    """Stage and build one edition in the folder ``work``; return the folder of its HTML."""
+    stage(src, stems, home, work / "src", edition, errata, missing)
+    sphinx_build(work / "src", work / "out", "html", edition.language, verbose, other)
+    built = work / "out" / "html"
+    # Sphinx's build record, and the themes' template macros that they ship among their static files
+    for leftover in [built / ".buildinfo", built / ".buildinfo.bak", *(built / "_static").glob("*webpack-macros.html")]:
+        leftover.unlink(missing_ok=True)
+    return built
+
+
+def replace(out: Path, built: Path) -> None:
+    """Put the site folder ``built`` in place of ``out`` (moved beside it, then renamed: no half-built site).
+
+    Raises:
+        SiteError: ``out`` holds something other than a site.
+    """
+    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
+        raise SiteError(f"{out} is not empty and holds no index.html; refusing to replace it with the site.")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.move(built, tmp)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+
+
+def pages_of(out: Path, names: list[str]) -> list[Path]:
+    return [out / f"{name}.html" for name in names]
+
+
 def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: list[str] | None = None,
-          builder: str = "html", language: str | None = None, verbose: bool = False) -> list[Path]:
-    """Build the site from the executed notebooks ``src/NN_*.ipynb`` into ``out``.
+          language: str = "en", docs: Path | None = DOCS, verbose: bool = False) -> list[Path]:
+    """Build one edition of the site from the executed notebooks ``src/NN_*.ipynb`` into ``out``, alone.
 
     Args:
         src: folder of executed notebooks.
         out: the site folder, replaced whole.
         home: folder that markdown image paths are relative to.
         stems: the notebooks, in order (default: ``plumbing.series_notebooks()``).
-        builder: Sphinx builder: ``html`` (the site) or ``gettext`` (catalogues for translators).
-        language: the edition's language (default ``$LLAMA3_SITE_LANGUAGE`` or ``en``).
+        language: ``en`` or ``zh_CN`` (a translated edition holds the notebooks translated completely).
+        docs: the folder of the errata pages (``None``: no errata page).
         verbose: print Sphinx's progress.
 
     Returns:
-        The pages written (for ``html``: ``index.html``, then one page per notebook in order).
+        The pages written: ``index.html``, one page per notebook in order, then the errata page if any.
+
+    Raises:
+        SiteError: see the module docstring.
+    """
+    return build_editions(src, out, home, stems, languages=(language,), docs=docs, verbose=verbose)[language]
+
+
+def build_editions(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: list[str] | None = None,
+                   languages: tuple[str, ...] = ("en", "zh_CN"), docs: Path | None = DOCS,
+                   verbose: bool = False) -> dict[str, list[Path]]:
+    """Build the site, every edition of ``languages`` (the first at the root of ``out``, the others in
+    their folders), from the executed notebooks ``src/NN_*.ipynb``; see :func:`build`.
+
+    Returns:
+        language -> the pages of that edition (``index.html``, the notebooks in order, the errata page).
 
     Raises:
         SiteError: see the module docstring.
@@ -164,24 +344,36 @@ def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: lis
     stems = [p.stem for p in plumbing.series_notebooks()] if stems is None else list(stems)
     if not stems:
         raise SiteError("The series has no notebooks (notebooks/NN_*.ipynb).")
-    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file() and builder == "html":
+    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
         raise SiteError(f"{out} is not empty and holds no index.html; refusing to replace it with the site.")
+    editions = [EDITIONS[lang] for lang in languages]
+    plan = {}  # language -> (notebooks, errata page, page names)
+    for edition in editions:
+        included = translated(src, stems, edition.language)
+        errata = errata_page(docs, edition)
+        names = ["index"] + [f"notebooks/{stem}" for stem in included] + (["docs/errata"] if errata else [])
+        plan[edition.language] = (included, errata, names)
+    root = editions[0]
     with tempfile.TemporaryDirectory(prefix="llama3-site-") as work:
         work = Path(work)
-        stage(src, stems, home, work / "src")
-        sphinx_build(work / "src", work / "out", builder, language, verbose)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.partial")  # moved beside out, then renamed: no half-built site
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.move(work / "out" / builder, tmp)
-        # Sphinx's build record, and the themes' template macros that they ship among their static files
-        for leftover in [tmp / ".buildinfo", tmp / ".buildinfo.bak", *(tmp / "_static").glob("*webpack-macros.html")]:
-            leftover.unlink(missing_ok=True)
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
-    if builder != "html":
-        return sorted(out.rglob("*.pot"))
-    return [out / "index.html"] + [out / "notebooks" / f"{stem}.html" for stem in stems]
+        built = {}
+        for edition in editions:
+            others = [e for e in editions if e is not edition]
+            other = None
+            if others:  # two editions: each page links to its counterpart
+                o = others[0]
+                up = "" if edition is root else "../" * (edition.folder.count("/") + 1)
+                other = {"label": o.label, "lang": o.lang, "root": up + (f"{o.folder}/" if o.folder else ""),
+                         "pages": plan[o.language][2]}
+            included, errata, _ = plan[edition.language]
+            missing = [stem for stem in stems if stem not in included]
+            built[edition.language] = build_edition(src, included, home, work / edition.language, edition, verbose,
+                                                    errata, missing, other)
+        site = built[root.language]
+        for edition in editions[1:]:
+            shutil.move(built[edition.language], site / edition.folder)
+        replace(out, site)
+    return {e.language: pages_of(out / e.folder, plan[e.language][2]) for e in editions}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,20 +382,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "site", help="the site folder, replaced whole (default site/)")
     parser.add_argument("--home", type=Path, default=REPO_ROOT / "notebooks",
                         help="folder that markdown image paths are relative to (default notebooks/)")
-    parser.add_argument("--builder", default="html", choices=["html", "gettext"],
-                        help="html: the site; gettext: .pot message catalogues for translators")
-    parser.add_argument("--language", help="language of the edition, e.g. zh_CN (default $LLAMA3_SITE_LANGUAGE or en)")
     parser.add_argument("--verbose", action="store_true", help="print Sphinx's progress")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
-        pages = build(args.src, args.out, args.home, builder=args.builder, language=args.language, verbose=args.verbose)
+        editions = build_editions(args.src, args.out, args.home, verbose=args.verbose)
     except SiteError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    what = "pages" if args.builder == "html" else "catalogues"
-    print(f"site written: {len(pages)} {what} in {args.out} ({time.perf_counter() - start:.1f} s)"
-          + (f"; open {args.out / 'index.html'} or serve the folder" if args.builder == "html" else ""))
+    counts = ", ".join(f"{len(pages)} pages in {EDITIONS[lang].label}"
+                       + (f" ({EDITIONS[lang].folder}/)" if EDITIONS[lang].folder else "")
+                       for lang, pages in editions.items())
+    print(f"site written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); "
+          f"open {args.out / 'index.html'} or serve the folder")
+    for lang, pages in editions.items():
+        left = len(plumbing.series_notebooks()) - sum(p.parent.name == "notebooks" for p in pages)
+        if left:
+            print(f"note: {left} notebook(s) left out of the {EDITIONS[lang].label} edition, their translation "
+                  "incomplete (python tools/i18n.py check)")
     return 0
 
 

@@ -1,16 +1,18 @@
 """Sphinx configuration of the course site (``make html``; tools/build_site.py runs Sphinx with it).
 
 The source folder is a staging copy that tools/build_site.py writes: ``index.md`` and
-``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them.
+``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them,
+and ``docs/errata.md`` when the repository has one.
 
-Translations use Sphinx's gettext catalogues: ``python tools/build_site.py --builder gettext``
-writes the ``.pot`` templates, translators put ``<lang>/LC_MESSAGES/*.po`` in ``tools/book/locale/``,
-and ``python tools/build_site.py --language zh_CN`` builds that edition (one ``.po`` per page).
+The site has two editions, built with this one configuration: English (``language = "en"``, in
+``site/``) and Chinese (``language = "zh_CN"``, in ``site/zh/``: Sphinx's and the theme's own words
+in Chinese, the notebooks translated by tools/i18n.py from ``locale/zh_CN/LC_MESSAGES/*.po``, the home
+page from ``index.zh_CN.md``). tools/build_site.py sets the language and ``llama3_other_edition``
+(editions.py), which links every page to its counterpart in the other edition.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -28,6 +30,8 @@ extensions = [
     "weights_banner",  # which weights a page's outputs come from, read from the notebook's metadata
     "solutions",  # exercise solutions collapsed, code and output
     "deep_dives",  # the "Deep dives" section of a notebook, collapsed
+    "editions",  # the link to the same page in the other edition (English <-> 中文)
+    "search_zh",  # Chinese search by pairs of characters (Sphinx's needs the package jieba)
 ]
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]
@@ -39,15 +43,18 @@ nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
-# --------------------------------------------------------------------------- internationalisation
-language = os.environ.get("LLAMA3_SITE_LANGUAGE") or "en"  # or: build_site.py --language zh_CN
-locale_dirs = [str(HERE / "locale")]
-gettext_compact = False  # one catalogue per page, so each notebook is translated on its own
+# --------------------------------------------------------------------------- editions
+language = "en"  # tools/build_site.py builds the Chinese edition with language = "zh_CN"
+llama3_other_edition = None  # set by tools/build_site.py (editions.py)
 
 # --------------------------------------------------------------------------- HTML
 html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = [str(HERE / "_static")]
+templates_path = [str(HERE / "_templates")]
+# the theme's sidebar, with the link to the other edition under the search field
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "language-switch.html",
+                        "sbt-sidebar-nav.html"]}
 html_css_files = ["llama3.css"]
 html_favicon = str(HERE / "_static" / "favicon.svg")  # declared, so browsers do not ask a server for /favicon.ico
 html_copy_source = True  # the download button serves each page's .ipynb from _sources/

@@ -3,7 +3,8 @@
 Everything after that heading is optional material (NOTEBOOK_GUIDE.md); on the site the heading
 stays visible and its content goes into a closed ``<details>`` element whose summary lists the deep
 dives. The page's contents list still links to each one (the browser opens the element on the way).
-The section is found by its reference name, which Sphinx keeps in translated editions too.
+The section is found by its heading: ``Deep dives``, or ending in ``· Deep dives`` as in the Chinese
+edition's ``## 深入探讨 · Deep dives``; the summary's words are in the build's language (editions.py).
 Exercise solutions need nothing here: their cells are tagged ``hide-input``, which MyST-NB collapses.
 """
 
@@ -14,17 +15,25 @@ from html import escape
 from docutils import nodes
 from sphinx.application import Sphinx
 
+from editions import label
+
 SECTION_NAME = "deep dives"  # docutils' normalised name of the heading "## Deep dives"
 
 
+def is_deep_dives(section: nodes.section) -> bool:
+    """Whether ``section`` is headed ``Deep dives`` (``深入探讨 · Deep dives`` in the Chinese edition)."""
+    return any(name.split("·")[-1].strip() == SECTION_NAME for name in section["names"])
+
+
 class deep_dives(nodes.General, nodes.Element):
-    """The collapsed content of a Deep dives section; ``summary`` lists the titles of the deep dives."""
+    """The collapsed content of a Deep dives section; ``summary`` lists the titles of the deep dives,
+    ``show`` and ``optional`` are the words of the toggle."""
 
 
 def visit_html(self, node: deep_dives) -> None:
     listed = f' <span class="llama3-deep-dives-list">{escape(node["summary"])}</span>' if node["summary"] else ""
-    self.body.append(f'<details class="llama3-deep-dives"><summary><strong>Show the deep dives</strong> '
-                     f'(optional){listed}</summary>\n')
+    self.body.append(f'<details class="llama3-deep-dives"><summary><strong>{escape(node["show"])}</strong> '
+                     f'{escape(node["optional"])}{listed}</summary>\n')
 
 
 def depart_html(self, node: deep_dives) -> None:
@@ -35,13 +44,13 @@ def collapse(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     if app.builder.format != "html":
         return
     for section in list(doctree.findall(nodes.section)):
-        if SECTION_NAME not in section["names"] or not section.children:
+        if not is_deep_dives(section) or not section.children:
             continue
         title, content = section.children[0], section.children[1:]
         if not isinstance(title, nodes.title) or not content:
             continue
         dives = [s[0].astext() for s in content if isinstance(s, nodes.section) and s.children]
-        box = deep_dives(summary=" · ".join(dives))
+        box = deep_dives(summary=" · ".join(dives), show=label(app, "show_deep_dives"), optional=label(app, "optional"))
         box.extend(content)
         section.children = [title]
         section.append(box)

@@ -7,7 +7,8 @@ followed by its code cell. In Jupyter the code cell's
 site a markdown solution and the code cell after it go together into one closed ``<details>``
 element (code and output shown when opened); a code solution on its own is collapsed whole, code and
 output (MyST-NB's ``hide-cell``). Only the text that MyST-NB parses is changed: the download button
-serves the executed notebook as it is.
+serves the executed notebook as it is. The toggle's words are in the build's language (editions.py);
+the Chinese edition's folds (``<summary>解答</summary>``) are recognised like the English ones.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import re
 
 from sphinx.application import Sphinx
 
+from editions import label
+
 TAG = "solution"
-SHOW, HIDE = "Show the solution", "Hide the solution"
-OPEN = f'<details class="llama3-solution"><summary>{SHOW}</summary>\n\n'
+SHOW, HIDE = "Show the solution", "Hide the solution"  # the English edition's words (editions.LABELS)
 HIDE_TAGS = ("hide-input", "hide-output", "hide-cell")
 
 
@@ -44,26 +46,28 @@ def shown(cell: dict) -> dict:
     return {**cell, "metadata": {**meta, "tags": [t for t in meta.get("tags", []) if t not in HIDE_TAGS]}}
 
 
-def collapsed(cell: dict) -> dict:
+def collapsed(cell: dict, show: str = SHOW, hide: str = HIDE) -> dict:
     """A code cell collapsed whole, code and output, behind the solution's prompts."""
     meta = shown(cell)["metadata"]
     return {**cell, "metadata": {**meta, "tags": meta["tags"] + ["hide-cell"],
-                                 "mystnb": {**meta.get("mystnb", {}), "code_prompt_show": SHOW, "code_prompt_hide": HIDE}}}
+                                 "mystnb": {**meta.get("mystnb", {}), "code_prompt_show": show, "code_prompt_hide": hide}}}
 
 
-def rewrite(cells: list[dict]) -> list[dict]:
+def rewrite(cells: list[dict], show: str = SHOW, hide: str = HIDE) -> list[dict]:
+    """The cells with every solution collapsed behind ``show`` (the toggle's words)."""
+    opening = f'<details class="llama3-solution"><summary>{show}</summary>\n\n'
     out, i = [], 0
     while i < len(cells):
         cell, after = cells[i], cells[i + 1] if i + 1 < len(cells) else None
         if is_solution(cell, "markdown") and is_solution(after, "code"):
             close = {"cell_type": "markdown", "id": f"{after.get('id', i)}-end"[:64], "metadata": {}, "source": "</details>"}
-            out += [{**cell, "source": OPEN + text(cell)}, shown(after), close]
+            out += [{**cell, "source": opening + text(cell)}, shown(after), close]
             i += 2
             continue
         if is_solution(cell, "markdown"):
-            out.append({**cell, "source": OPEN + text(cell) + "\n\n</details>"})
+            out.append({**cell, "source": opening + text(cell) + "\n\n</details>"})
         elif is_solution(cell, "code"):
-            out.append(collapsed(cell))
+            out.append(collapsed(cell, show, hide))
         else:
             out.append(cell)
         i += 1
@@ -76,7 +80,7 @@ def collapse_solutions(app: Sphinx, docname: str, source: list[str]) -> None:
     nb = json.loads(source[0])
     cells = nb.get("cells", [])
     if any(is_solution(c, c.get("cell_type")) for c in cells):
-        nb["cells"] = rewrite(cells)
+        nb["cells"] = rewrite(cells, label(app, "show_solution"), label(app, "hide_solution"))
         source[0] = json.dumps(nb)
 
 
