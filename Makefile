@@ -8,6 +8,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # The series: every notebooks/NN_*.ipynb, in order (the one list; tests, site, bench and diagrams use the same glob).
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+# The Chinese edition: generated from the series and locale/zh_CN/ (tools/i18n.py), committed with the English outputs.
+NOTEBOOKS_ZH := $(sort $(wildcard notebooks/zh/[0-9][0-9]_*.ipynb))
 
 # A relative LLAMA3_DIR is taken relative to this folder (the kernels run in notebooks/); a leading ~ is $HOME.
 ifneq ($(strip $(LLAMA3_DIR)),)
@@ -36,17 +38,18 @@ run: standin
 	$(PY) tools/run_notebooks.py --out build $(NOTEBOOKS)
 	@$(MAKE) --no-print-directory html
 
-## html: build the course site in site/ from the executed notebooks in build/ (Sphinx + MyST-NB, tools/book/)
+## html: build the course site from the executed notebooks in build/ (Sphinx + MyST-NB, tools/book/):
+## English in site/, Chinese in site/zh/ (the same notebooks, their text translated from locale/zh_CN/)
 html: $(STAMP)
 	$(PY) tools/build_site.py
 
-## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/
+## test: strict nbval on the committed notebooks, English and Chinese (lax with real weights) plus pytest tests/
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 test: standin
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	@start=$$(date +%s); \
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
-	    $(NOTEBOOKS) tests/; status=$$?; \
+	    $(NOTEBOOKS) $(NOTEBOOKS_ZH) tests/; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## test-fast: every test that executes no notebook and is not slow (under a minute; for development)
