@@ -1,7 +1,7 @@
 """The course site of `make html` (tools/build_site.py, tools/book/), checked as files and in a real headless Chromium.
 
 The site is built into a temporary folder from executed notebooks: ``build/`` when it holds an executed
-copy of every notebook of the series (after `make run`), else the committed notebooks in notebooks/
+copy of every notebook of the series as it is now (after `make run`), else the committed notebooks in notebooks/
 (they carry their outputs; one without the run metadata that tools/run_notebooks.py records gets the
 stand-in's, which is what `make refresh` runs on). LLAMA3_SITE_SRC=folder picks the folder. site/ and
 build/ are left alone, except for the screenshots written to build/site-screenshots/ for a person to
@@ -12,7 +12,13 @@ In Chromium every page is loaded from file:// and from a static server on 127.0.
 by the local MathJax (no raw TeX left, no MathJax error), every image must have loaded, the sidebar
 must list every notebook of the series, and search must find the RoPE notebook for "rotary". Exercise
 solutions and deep dives must be collapsed, and each page's weights banner must come from its
-notebook's metadata. Chromium is found on PATH (chromium, chromium-browser, google-chrome) or
+notebook's metadata.
+
+The Chinese edition (site/zh/, built from the same executed notebooks with their markdown translated
+by tools/i18n.py) is held to the same checks: its sidebar lists every translated notebook (and the
+errata page when docs/errata.zh-CN.md exists), Sphinx's own words are Chinese, each page links to its
+English counterpart and back, and search finds the RoPE notebook for the Chinese word 旋转 (rotation;
+Sphinx indexes Chinese without a dictionary through tools/book/search_zh.py, by pairs of characters). Chromium is found on PATH (chromium, chromium-browser, google-chrome) or
 given as LLAMA3_CHROMIUM=path. Without it (a learner's laptop) the browser tests are skipped with the
 reason; when the environment variable CI is set they fail instead.
 """
@@ -35,6 +41,7 @@ import nbformat
 import pytest
 
 import build_site
+import i18n
 import plumbing
 import run_notebooks
 
@@ -45,6 +52,8 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrom
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 STEMS = [p.stem for p in plumbing.series_notebooks()]
+ZH = build_site.EDITIONS["zh_CN"].folder  # the Chinese edition's folder in the site
+ERRATA = {lang: build_site.errata_page(build_site.DOCS, e) is not None for lang, e in build_site.EDITIONS.items()}
 
 
 def unavailable(reason: str):
@@ -55,11 +64,16 @@ def unavailable(reason: str):
     pytest.skip(reason)
 
 
+def cells(path: Path) -> list[tuple]:
+    return [(c.cell_type, c.get("id"), c.source) for c in nbformat.read(path, as_version=4).cells]
+
+
 def source_folder() -> Path:
     """Where the executed notebooks come from (see the module docstring)."""
     if os.environ.get("LLAMA3_SITE_SRC"):
         return Path(os.environ["LLAMA3_SITE_SRC"]).resolve()
-    if all((ROOT / "build" / f"{stem}.ipynb").is_file() for stem in STEMS):
+    build = [ROOT / "build" / f"{stem}.ipynb" for stem in STEMS]
+    if all(p.is_file() and cells(p) == cells(HOME / p.name) for p in build):  # a run of the notebooks as they are now
         return ROOT / "build"
     return HOME
 
@@ -114,14 +128,21 @@ def executed(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def site(executed, tmp_path_factory) -> Path:
-    """The site built from the series, in a temporary folder; prints its size and export time."""
+    """The site, both editions, built from the series in a temporary folder; prints its size and export time."""
     out = tmp_path_factory.mktemp("site") / "site"
     start = time.perf_counter()
-    pages = build_site.build(executed, out, home=HOME)
+    editions = build_site.build_editions(executed, out, home=HOME)
     seconds = time.perf_counter() - start
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    print(f"\nsite: {len(pages)} pages, {size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
+    print(f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
+          f"{size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
     return out
+
+
+@pytest.fixture(scope="module")
+def zh_stems(executed) -> list[str]:
+    """The notebooks in the Chinese edition: those whose translation is complete (all, once translated)."""
+    return build_site.translated(executed, STEMS, "zh_CN")
 
 
 @pytest.fixture(scope="module")
@@ -130,12 +151,14 @@ def tiny_site(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("tiny")
     nbformat.write(tiny_notebook(), folder / "01_tiny.ipynb")
     out = folder / "site"
-    build_site.build(folder, out, home=folder, stems=["01_tiny"])
+    build_site.build(folder, out, home=folder, stems=["01_tiny"], docs=None)
     return out
 
 
-def page_names(site: Path) -> list[str]:
-    return ["index.html"] + [f"notebooks/{stem}.html" for stem in STEMS]
+def page_names(stems: list[str] = STEMS, errata: bool = False, folder: str = "") -> list[str]:
+    """The pages of an edition, relative to the site's root (``folder``: the edition's folder in it)."""
+    names = ["index.html"] + [f"notebooks/{stem}.html" for stem in stems] + (["docs/errata.html"] if errata else [])
+    return [f"{folder}/{n}" if folder else n for n in names]
 
 
 class _Tags(HTMLParser):
@@ -169,20 +192,64 @@ def has_math(stem: str, folder: Path) -> bool:
 # --------------------------------------------------------------------------- as files
 
 
-def test_every_page_has_sidebar_contents_prev_next_and_download(site, executed):
-    for i, stem in enumerate(STEMS):
-        page = site / "notebooks" / f"{stem}.html"
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_every_page_has_sidebar_contents_prev_next_and_download(site, executed, zh_stems, lang):
+    stems, root = (STEMS, site) if lang == "en" else (zh_stems, site / ZH)
+    errata = ["../docs/errata.html"] if ERRATA[lang] else []
+    for i, stem in enumerate(stems):
+        page = root / "notebooks" / f"{stem}.html"
         found = tags(page)
-        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in STEMS], \
-            f"{stem}: the sidebar does not list the series in order"
+        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in stems] + errata, \
+            f"{stem}: the sidebar does not list the series in order (then the errata page)"
         rel = {a["rel"]: a["href"] for t, a in found if t == "link" and a.get("rel") in ("prev", "next")}
-        assert rel.get("prev") == ("../index.html" if i == 0 else f"{STEMS[i - 1]}.html"), stem
-        assert rel.get("next") == (f"{STEMS[i + 1]}.html" if i + 1 < len(STEMS) else None), stem
+        assert rel.get("prev") == ("../index.html" if i == 0 else f"{stems[i - 1]}.html"), stem
+        assert rel.get("next") == (f"{stems[i + 1]}.html" if i + 1 < len(stems) else (errata or [None])[0]), stem
         download = [a["href"] for t, a in found if t == "a" and "btn-download-source-button" in a.get("class", "")]
         assert download == [f"../_sources/notebooks/{stem}.ipynb"], f"{stem}: no download link for the notebook"
-        assert (page.parent / download[0]).read_bytes() == (executed / f"{stem}.ipynb").read_bytes()
+        served = (page.parent / download[0]).read_bytes()
+        if lang == "en":
+            assert served == (executed / f"{stem}.ipynb").read_bytes()
+        else:  # the translated notebook, its images in the site's layout (notebooks/ beside images/)
+            expected = nbformat.writes(build_site.edition_notebook(executed / f"{stem}.ipynb", lang)) + "\n"
+            assert served.decode("utf-8") == expected
         toc = re.search(r'<nav id="pst-page-toc-nav".*?</nav>', page.read_text(encoding="utf-8"), flags=re.S)
         assert toc and toc[0].count('href="#') >= 2, f"{stem}: no contents list for the page"
+
+
+def edition_links(page: Path) -> list[str]:
+    """The page's links to the other edition (tools/book/editions.py)."""
+    return [a["href"] for t, a in tags(page) if t == "a" and "llama3-edition-link" in a.get("class", "")]
+
+
+def test_each_page_links_to_its_counterpart_in_the_other_edition(site, zh_stems):
+    english = page_names(STEMS, ERRATA["en"])
+    chinese = page_names(zh_stems, ERRATA["zh_CN"], ZH)
+    for name in english + chinese + ["search.html", f"{ZH}/search.html"]:
+        page = site / name
+        links = edition_links(page)
+        assert len(links) == 1, f"{name}: links to the other edition: {links}"
+        target = (page.parent / links[0]).resolve()
+        assert target.is_file(), f"{name}: the link {links[0]} to the other edition leads nowhere"
+        inside = name.removeprefix(f"{ZH}/")
+        other = f"{ZH}/{inside}" if name == inside else inside
+        if other in english + chinese:  # the same page there, else that edition's home page
+            assert target == (site / other).resolve(), f"{name}: links to {links[0]}, not to its counterpart {other}"
+        else:
+            assert target.name == "index.html", f"{name}: links to {links[0]}"
+    assert "中文版" in (site / "index.html").read_text(encoding="utf-8")
+    assert ">English</a>" in (site / ZH / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_chinese_edition_speaks_chinese(site, zh_stems):
+    index = (site / ZH / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="zh-CN"' in index and "搜索" in index, "Sphinx's and the theme's words are not Chinese"
+    left_out = [s for s in STEMS if s not in zh_stems]
+    assert ("尚未收入中文版" in index) == bool(left_out)
+    assert all(f"../notebooks/{s}.html" in index for s in left_out), "the home page does not name what is left out"
+    for stem in zh_stems:
+        html = (site / ZH / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
+        assert '<html lang="zh-CN"' in html and "本页在合成替身权重" in html, f"{stem}: banner not in Chinese"
+        assert "Show the" not in html, f"{stem}: English words of the site's own toggles on a Chinese page"
 
 
 def test_nothing_is_loaded_from_outside_the_site(site):
@@ -227,7 +294,7 @@ def test_a_notebook_without_run_metadata_stops_the_build(tmp_path):
     del nb.metadata["llama3"]
     nbformat.write(nb, tmp_path / "01_tiny.ipynb")
     with pytest.raises(build_site.SiteError, match="llama3"):
-        build_site.build(tmp_path, tmp_path / "site", home=tmp_path, stems=["01_tiny"])
+        build_site.build(tmp_path, tmp_path / "site", home=tmp_path, stems=["01_tiny"], docs=None)
 
 
 def test_missing_or_remote_images_and_missing_notebooks_stop_the_build(tmp_path):
@@ -236,14 +303,14 @@ def test_missing_or_remote_images_and_missing_notebooks_stop_the_build(tmp_path)
         folder.mkdir()
         nbformat.write(tiny_notebook(markdown=f"![x]({src})"), folder / "01_tiny.ipynb")
         with pytest.raises(build_site.SiteError, match=message):
-            build_site.build(folder, tmp_path / f"site_{folder.name}", home=folder, stems=["01_tiny"])
+            build_site.build(folder, tmp_path / f"site_{folder.name}", home=folder, stems=["01_tiny"], docs=None)
     (tmp_path / "series").mkdir()
     nbformat.write(tiny_notebook(), tmp_path / "series" / "01_tiny.ipynb")
     with pytest.raises(build_site.SiteError, match="02_absent.ipynb is missing: run `make run`"):
-        build_site.build(tmp_path / "series", tmp_path / "site_x", home=tmp_path, stems=["01_tiny", "02_absent"])
+        build_site.build(tmp_path / "series", tmp_path / "site_x", home=tmp_path, stems=["01_tiny", "02_absent"], docs=None)
 
 
-def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny_site):
+def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny_site, zh_stems):
     html = (tiny_site / "notebooks" / "01_tiny.html").read_text(encoding="utf-8")
     closed = re.findall(r"<details(?![^>]*\bopen\b)[^>]*>.*?</details>", html, flags=re.S)
     for text in ("answer printed by the solution: 42", "The answer is forty-two", "answer of a solution without prose",
@@ -257,16 +324,76 @@ def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny
         assert page.count("Show the solution") >= solutions, stem
         dives = any(re.search(r"^## Deep dives\s*$", c.source, re.M) for c in nb.cells if c.cell_type == "markdown")
         assert page.count('<details class="llama3-deep-dives">') == dives, stem
+        if stem in zh_stems:  # the Chinese page: the same, in Chinese words
+            page = (site / ZH / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
+            assert page.count("显示解答") >= solutions, f"{stem} in Chinese"
+            assert page.count('<details class="llama3-deep-dives">') == dives, f"{stem} in Chinese: deep dives not folded"
 
 
-def test_translation_catalogues_and_a_language_edition(tmp_path):
-    """The i18n set-up: one gettext catalogue per page, and an edition built with another language."""
-    nbformat.write(tiny_notebook(), tmp_path / "01_tiny.ipynb")
-    pots = build_site.build(tmp_path, tmp_path / "gettext", home=tmp_path, stems=["01_tiny"], builder="gettext")
-    assert {p.relative_to(tmp_path / "gettext").as_posix() for p in pots} >= {"index.pot", "notebooks/01_tiny.pot"}
-    assert 'msgid "Text of the first deep dive."' in (tmp_path / "gettext" / "notebooks" / "01_tiny.pot").read_text()
-    pages = build_site.build(tmp_path, tmp_path / "zh", home=tmp_path, stems=["01_tiny"], language="zh_CN")
-    assert '<html lang="zh-CN"' in pages[1].read_text(encoding="utf-8")
+#: the tiny notebook's markdown in Chinese, as a translator would write it (headings as notebooks/zh/README.md says)
+TINY_ZH = {
+    "# 01 · A tiny page\n\nSome maths: $x^2$.": "# 01 · 一个小页面\n\n一些数学：$x^2$。",
+    "## Exercises\n\n**Exercise 1.** What is six times seven?": "## 练习\n\n**练习 1。** 六乘七等于多少？",
+    "<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>":
+        "<details>\n<summary>解答</summary>\n\n**解答。** 答案是四十二。\n\n</details>",
+    "**Exercise 2.** And six times eight?": "**练习 2。** 六乘八呢？",
+    "## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive.":
+        "## 深入探讨 · Deep dives\n\n### 为什么要读这一节\n\n第一个深入探讨的文字。",
+    "### A second one\n\nText of the second deep dive.": "### 第二个\n\n第二个深入探讨的文字。",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_editions(tmp_path_factory) -> Path:
+    """Both editions of a tiny series: 01_tiny translated, 02_tiny not; errata pages in both languages."""
+    folder = tmp_path_factory.mktemp("tiny_editions")
+    nbformat.write(tiny_notebook(), folder / "01_tiny.ipynb")
+    nbformat.write(tiny_notebook(title="02 · Another tiny page"), folder / "02_tiny.ipynb")
+    docs = folder / "docs"
+    docs.mkdir()
+    (docs / "errata.md").write_text("# Errata\n\n中文版：[errata.zh-CN.md](errata.zh-CN.md)\n\nSee [the tiny page]"
+                                    "(../notebooks/01_tiny.ipynb) and [the README](../README.md).\n", encoding="utf-8")
+    (docs / "errata.zh-CN.md").write_text("# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)。\n",
+                                          encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(i18n, "LOCALE_DIR", folder / "locale")
+        catalogue = i18n.extract(folder / "01_tiny.ipynb")
+        for message in catalogue:
+            if message.id:
+                message.string = TINY_ZH[message.id]
+        i18n.write_catalogue(catalogue, i18n.catalogue_path(folder / "01_tiny.ipynb"))
+        i18n.write_catalogue(i18n.extract(folder / "02_tiny.ipynb"), i18n.catalogue_path(folder / "02_tiny.ipynb"))
+        out = folder / "site"
+        build_site.build_editions(folder, out, home=folder, stems=["01_tiny", "02_tiny"], docs=docs)
+    return out
+
+
+def test_a_tiny_chinese_edition(tiny_editions):
+    """Translated headings and folds still collapse, in Chinese words; what is not translated is left out."""
+    zh = tiny_editions / ZH
+    html = (zh / "notebooks" / "01_tiny.html").read_text(encoding="utf-8")
+    assert '<html lang="zh-CN"' in html and "一个小页面" in html
+    closed = re.findall(r"<details(?![^>]*\bopen\b)[^>]*>.*?</details>", html, flags=re.S)
+    for text in ("答案是四十二", "answer printed by the solution: 42", "answer of a solution without prose",
+                 "第一个深入探讨的文字", "output of a deep-dive cell", "第二个深入探讨的文字"):
+        assert any(text in block for block in closed), f"{text!r} is not inside a closed <details>"
+    assert html.count("显示解答") == 2 and "Show the solution" not in html
+    assert html.count('<details class="llama3-deep-dives">') == 1 and "展开深入探讨" in html
+    assert "本页在合成替身权重" in html
+    assert sidebar(zh / "notebooks" / "01_tiny.html") == ["../index.html", "01_tiny.html", "../docs/errata.html"]
+    assert not (zh / "notebooks" / "02_tiny.html").exists()
+    index = (zh / "index.html").read_text(encoding="utf-8")
+    assert "尚未收入中文版" in index and 'href="../notebooks/02_tiny.html"' in index
+    assert edition_links(tiny_editions / "notebooks" / "02_tiny.html") == ["../zh/index.html"]
+    assert edition_links(tiny_editions / "notebooks" / "01_tiny.html") == ["../zh/notebooks/01_tiny.html"]
+    assert edition_links(zh / "notebooks" / "01_tiny.html") == ["../../notebooks/01_tiny.html"]
+    # the errata pages: after the notebooks, linked to each other, their links to notebooks in their own edition
+    assert sidebar(tiny_editions / "notebooks" / "02_tiny.html")[-1] == "../docs/errata.html"
+    en_errata = (tiny_editions / "docs" / "errata.html").read_text(encoding="utf-8")
+    zh_errata = (zh / "docs" / "errata.html").read_text(encoding="utf-8")
+    assert 'href="../zh/docs/errata.html"' in en_errata and 'href="../../docs/errata.html"' in zh_errata
+    assert 'href="../notebooks/01_tiny.html"' in en_errata and 'href="../notebooks/01_tiny.html"' in zh_errata
+    assert "the README (<code" in en_errata  # a repository file that is no page: its name, not a broken link
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -326,8 +453,11 @@ PAGE_STATE = """() => {
 }"""
 
 
-def open_page(browser, base: str, name: str, shot: Path | None = None):
-    """Open ``base + name``; return (problems, state): what is wrong with it (see the module docstring)."""
+def open_page(browser, base: str, name: str, shot: Path | None = None, stems: list[str] = STEMS):
+    """Open ``base + name``; return (problems, state): what is wrong with it (see the module docstring).
+
+    ``stems``: the notebooks that the sidebar must list, in order (the edition's).
+    """
     from playwright.sync_api import Error as PlaywrightError
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -360,19 +490,24 @@ def open_page(browser, base: str, name: str, shot: Path | None = None):
         state["rawTeX"] and f"TeX left untypeset: {state['rawTeX']}",
         [i["src"] for i in state["images"] if not i["ok"]] and
         f"images that did not load: {[i['src'] for i in state['images'] if not i['ok']]}",
-        state["sidebar"][-len(STEMS):] != [f"{s}.html" for s in STEMS] and f"the sidebar lists {state['sidebar']}",
+        [n for n in state["sidebar"] if re.match(r"\d\d_", n)] != [f"{s}.html" for s in stems]
+        and f"the sidebar lists {state['sidebar']}",
     ]
     return [f"{base}{name}: {f}" for f in found if f], state
 
 
-def check_every_page(browser, base: str, site: Path, executed: Path, shots: Path | None) -> list[str]:
+def check_every_page(browser, base: str, site: Path, executed: Path, shots: Path | None,
+                     stems: list[str] = STEMS, lang: str = "en") -> list[str]:
+    """Open every page of an edition (``stems``: its notebooks); what is wrong with them."""
     found = []
-    for name in page_names(site):
+    folder = build_site.EDITIONS[lang].folder
+    prefix = f"{folder}_" if folder else ""
+    for name in page_names(stems, ERRATA[lang], folder):
         stem = Path(name).stem
-        shot = shots / ("00_index.png" if name == "index.html" else f"{stem}.png") if shots else None
-        problems, state = open_page(browser, base, name, shot)
+        shot = shots / (f"{prefix}00_{stem}.png" if stem in ("index", "errata") else f"{prefix}{stem}.png") if shots else None
+        problems, state = open_page(browser, base, name, shot, stems)
         found += problems
-        if stem in STEMS:
+        if stem in stems:
             if has_math(stem, executed) and not state["rendered"]:
                 found.append(f"{base}{name}: the page has mathematics but none was typeset")
             run = json.loads((executed / f"{stem}.ipynb").read_text(encoding="utf-8"))["metadata"]["llama3"]
@@ -381,39 +516,65 @@ def check_every_page(browser, base: str, site: Path, executed: Path, shots: Path
     return found
 
 
-def test_every_page_from_disk(browser, site, executed):
+def test_every_page_from_disk(browser, site, executed, zh_stems):
     found = check_every_page(browser, site.as_uri() + "/", site, executed, None)
+    found += check_every_page(browser, site.as_uri() + "/", site, executed, None, zh_stems, "zh_CN")
     assert not found, "\n".join(found)
 
 
-def test_every_page_from_a_local_server(browser, server, site, executed):
+def test_every_page_from_a_local_server(browser, server, site, executed, zh_stems):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for old in SHOTS.glob("*.png"):
         old.unlink()
     found = check_every_page(browser, server, site, executed, SHOTS)
+    found += check_every_page(browser, server, site, executed, SHOTS, zh_stems, "zh_CN")
     assert not found, "\n".join(found)
     assert all((SHOTS / f"{s}.png").stat().st_size > 0 for s in STEMS)
+    assert all((SHOTS / f"{ZH}_{s}.png").stat().st_size > 0 for s in zh_stems)
 
 
 @pytest.mark.parametrize("where", ["disk", "server"])
-def test_search_finds_the_rope_notebook(browser, site, server, where):
+@pytest.mark.parametrize("lang, query", [("en", "rotary"), ("zh_CN", "旋转")])
+def test_search_finds_the_rope_notebook(browser, site, server, where, lang, query, zh_stems):
     rope = [s for s in STEMS if s.endswith("_rope")]
     assert rope, f"no RoPE notebook (NN_rope) in the series {STEMS}"
-    base = site.as_uri() + "/" if where == "disk" else server
+    if lang != "en" and rope[0] not in zh_stems:
+        pytest.fail(f"{rope[0]} is not in the Chinese edition: its translation is incomplete (python tools/i18n.py check)")
+    folder = build_site.EDITIONS[lang].folder
+    base = (site.as_uri() + "/" if where == "disk" else server) + (f"{folder}/" if folder else "")
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     failed = []
     page.on("requestfailed", lambda r: failed.append(f"{r.url[:100]}: {r.failure}"))
+    page.on("pageerror", lambda e: failed.append(str(e)))
     page.on("console", lambda m: m.type == "error" and failed.append(m.text))
-    page.goto(base + "search.html?q=rotary", wait_until="load")
+    page.goto(base + f"search.html?q={query}", wait_until="load")
     page.wait_for_function("document.querySelector('#search-results .search-summary, #search-results p')", timeout=20_000)
     hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(a => a.getAttribute('href'))")
     if where == "server":
         SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / "search_rotary.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"search_{lang}.png"), full_page=True)
     context.close()
-    assert any(h.split("#")[0].endswith(f"notebooks/{rope[0]}.html") for h in hits), f"search for 'rotary' found {hits}"
+    assert any(h.split("#")[0].endswith(f"notebooks/{rope[0]}.html") for h in hits), f"search for {query!r} found {hits}"
     assert not failed, failed
+
+
+def test_the_language_links_work_both_ways(browser, server, zh_stems):
+    """From an English notebook to its Chinese page and back, and between the home pages, by clicking."""
+    stem = zh_stems[-1] if zh_stems else None
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    walks = [("index.html", f"{ZH}/index.html")] + ([(f"notebooks/{stem}.html", f"{ZH}/notebooks/{stem}.html")] if stem else [])
+    for english, chinese in walks:
+        page.goto(server + english, wait_until="load")
+        page.locator("a.llama3-edition-link").click()
+        page.wait_for_load_state("load")
+        assert page.url == server + chinese and page.evaluate("document.documentElement.lang") == "zh-CN", page.url
+        page.locator("a.llama3-edition-link").click()
+        page.wait_for_load_state("load")
+        assert page.url == server + english and page.evaluate("document.documentElement.lang") == "en", page.url
+    context.close()
+    assert stem, "no notebook is in the Chinese edition (python tools/i18n.py check)"
 
 
 def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_site):
@@ -426,6 +587,24 @@ def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_sit
     assert page.get_by_text("setup done").is_visible()
     assert [t for t in hidden if page.get_by_text(t).is_visible()] == []
     toggles = page.locator("summary", has_text="Show the solution")
+    assert toggles.count() == 2, "one toggle per solution: prose and code together, or code alone"
+    page.locator("details.llama3-deep-dives > summary").click()
+    for i in range(toggles.count()):
+        toggles.nth(i).click()
+    assert [t for t in hidden if not page.get_by_text(t).is_visible()] == []
+    context.close()
+
+
+def test_translated_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_editions):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto((tiny_editions / ZH / "notebooks" / "01_tiny.html").as_uri(), wait_until="load")
+    page.wait_for_function(READY, timeout=20_000)
+    hidden = ["answer printed by the solution: 42", "答案是四十二", "answer of a solution without prose",
+              "第一个深入探讨的文字", "output of a deep-dive cell"]
+    assert page.get_by_text("setup done").is_visible()
+    assert [t for t in hidden if page.get_by_text(t).is_visible()] == []
+    toggles = page.locator("summary", has_text="显示解答")
     assert toggles.count() == 2, "one toggle per solution: prose and code together, or code alone"
     page.locator("details.llama3-deep-dives > summary").click()
     for i in range(toggles.count()):

@@ -178,6 +178,17 @@ def errata_link(m: re.Match, edition: Edition) -> str:
     return f'<a href="{to_root}{folder}docs/errata.html" hreflang="{other[0].lang}">{escape(m["text"])}</a>'
 
 
+NOTEBOOK_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\(\.\./notebooks/(?P<stem>\d\d_\w+)\.ipynb(?P<anchor>#[^)\s]*)?\)")
+
+
+def notebook_link(m: re.Match, edition: Edition, stems: list[str]) -> str:
+    """A link from an errata page to a notebook that this edition left out (its translation is incomplete),
+    as a link to the notebook's English page; links to the edition's own notebooks stay."""
+    if m["stem"] in stems or not edition.folder:
+        return m[0]
+    return f'<a href="../../notebooks/{m["stem"]}.html{m["anchor"] or ""}" hreflang="en">{escape(m["text"])}</a>'
+
+
 REPO_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>(?![a-z][a-z0-9+.-]*:|#|/)[^)\s]+)\)", re.I)
 
 
@@ -217,6 +228,7 @@ def stage(src: Path, stems: list[str], home: Path, dest: Path, edition: Edition 
     if errata is not None:
         text = errata.read_text(encoding="utf-8")
         text = text.replace("](../notebooks/zh/", "](../notebooks/")  # a translated page links its own edition
+        text = NOTEBOOK_LINK.sub(lambda m: notebook_link(m, edition, stems), text)
         text = ERRATA_LINK.sub(lambda m: errata_link(m, edition), text)
         text = REPO_LINK.sub(lambda m: repo_link(m, errata.parent), text)
         page = nbformat.v4.new_markdown_cell(text)
