@@ -68,11 +68,13 @@ class Edition:
     lang: str  # its HTML language tag
     index: str  # its home page in tools/book/
     errata: str  # its errata page in docs/
+    settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
 
 
 EDITIONS = {
     "en": Edition("en", "", "English", "en", "index.md", "errata.md"),
-    "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md"),
+    "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
+                     (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),)),
 }
 #: the toctree of the page after the notebooks (the errata), in each edition's home page
 MORE = "\n```{toctree}\n:maxdepth: 1\n\n%s\n```\n"
@@ -254,10 +256,11 @@ def stage(src: Path, stems: list[str], home: Path, dest: Path, edition: Edition 
 
 
 def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None, verbose: bool,
-                 other: dict | None = None) -> None:
+                 other: dict | None = None, settings: dict | None = None) -> None:
     """Run Sphinx with tools/book/conf.py; every warning is an error.
 
-    ``other`` describes the other edition for the links between them (tools/book/editions.py).
+    ``other`` describes the other edition for the links between them (tools/book/editions.py);
+    ``settings`` override conf.py's.
 
     Raises:
         SiteError: Sphinx warned or failed; the message holds its warnings.
@@ -272,6 +275,7 @@ def sphinx_build(srcdir: Path, outdir: Path, builder: str, language: str | None,
     overrides = {"language": language} if language else {}
     if other:
         overrides["llama3_other_edition"] = other
+    overrides.update(settings or {})
     try:
         with patch_docutils(BOOK), docutils_namespace(), warnings.catch_warnings():
             warnings.simplefilter("ignore", PendingDeprecationWarning)  # the themes' use of Sphinx APIs, not ours to fix
@@ -290,7 +294,7 @@ def build_edition(src: Path, stems: list[str], home: Path, work: Path, edition: 
                   errata: Path | None = None, missing: list[str] = (), other: dict | None = None) -> Path:
     """Stage and build one edition in the folder ``work``; return the folder of its HTML."""
     stage(src, stems, home, work / "src", edition, errata, missing)
-    sphinx_build(work / "src", work / "out", "html", edition.language, verbose, other)
+    sphinx_build(work / "src", work / "out", "html", edition.language, verbose, other, dict(edition.settings))
     built = work / "out" / "html"
     # Sphinx's build record, and the themes' template macros that they ship among their static files
     for leftover in [built / ".buildinfo", built / ".buildinfo.bak", *(built / "_static").glob("*webpack-macros.html")]:
@@ -408,10 +412,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"site written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); "
           f"open {args.out / 'index.html'} or serve the folder")
     for lang, pages in editions.items():
-        left = len(plumbing.series_notebooks()) - sum(p.parent.name == "notebooks" for p in pages)
-        if left:
-            print(f"note: {left} notebook(s) left out of the {EDITIONS[lang].label} edition, their translation "
-                  "incomplete (python tools/i18n.py check)")
+        included = {p.stem for p in pages if p.parent.name == "notebooks"}
+        left = [nb for nb in plumbing.series_notebooks() if nb.stem not in included]
+        older = [nb.stem for nb in left if not i18n.problems(nb, lang)]  # translated, but --src ran an older text
+        if older:
+            print(f"note: left out of the {EDITIONS[lang].label} edition: {', '.join(older)}, whose copies in "
+                  f"{args.src} ran an older text than notebooks/ has (`make run` executes them again)")
+        if len(left) > len(older):
+            print(f"note: left out of the {EDITIONS[lang].label} edition: "
+                  f"{', '.join(nb.stem for nb in left if nb.stem not in older)}, whose translation is incomplete "
+                  "(python tools/i18n.py check)")
     return 0
 
 

@@ -24,7 +24,7 @@ LABELS = {
         "show_solution": "Show the solution",
         "hide_solution": "Hide the solution",
         "show_deep_dives": "Show the deep dives",
-        "optional": "(optional)",
+        "optional": " (optional)",
         "other_edition": "This page in another language",
     },
     "zh_CN": {
