@@ -353,8 +353,8 @@ def tiny_editions(tmp_path_factory) -> Path:
     docs.mkdir()
     (docs / "errata.md").write_text("# Errata\n\n中文版：[errata.zh-CN.md](errata.zh-CN.md)\n\nSee [the tiny page]"
                                     "(../notebooks/01_tiny.ipynb) and [the README](../README.md).\n", encoding="utf-8")
-    (docs / "errata.zh-CN.md").write_text("# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)。\n",
-                                          encoding="utf-8")
+    (docs / "errata.zh-CN.md").write_text("# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n"
+                                          "这一行。\n", encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(i18n, "LOCALE_DIR", folder / "locale")
         catalogue = i18n.extract(folder / "01_tiny.ipynb")
@@ -394,6 +394,7 @@ def test_a_tiny_chinese_edition(tiny_editions):
     assert 'href="../zh/docs/errata.html"' in en_errata and 'href="../../docs/errata.html"' in zh_errata
     assert 'href="../notebooks/01_tiny.html"' in en_errata and 'href="../notebooks/01_tiny.html"' in zh_errata
     assert "the README (<code" in en_errata  # a repository file that is no page: its name, not a broken link
+    assert "</a>和这一行。" in zh_errata  # a line break between Chinese characters is no space
 
 
 # --------------------------------------------------------------------------- in Chromium

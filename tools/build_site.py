@@ -191,6 +191,22 @@ def notebook_link(m: re.Match, edition: Edition, stems: list[str]) -> str:
     return f'<a href="../../notebooks/{m["stem"]}.html{m["anchor"] or ""}" hreflang="en">{escape(m["text"])}</a>'
 
 
+#: CJK ideographs, CJK and full-width punctuation: a line break between two of them is no space in Chinese
+WIDE = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+WIDE_BREAK = re.compile(f"(?<=[{WIDE}])[ \\t]*\\n[ \\t]*(?=[{WIDE}])")
+
+
+def east_asian_line_breaks(markdown: str) -> str:
+    """``markdown`` without the line breaks that fall between two Chinese characters, outside fenced code.
+
+    A browser shows a line break inside a paragraph as a space, which in Chinese text is a gap between
+    characters (Pandoc's ``east_asian_line_breaks`` extension does the same). Block markup is untouched:
+    a line that starts with a Chinese character starts no list, heading, table or fence.
+    """
+    parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[ \t]*$)", markdown, flags=re.M | re.S)
+    return "".join(part if i % 2 else WIDE_BREAK.sub("", part) for i, part in enumerate(parts))
+
+
 REPO_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>(?![a-z][a-z0-9+.-]*:|#|/)[^)\s]+)\)", re.I)
 
 
@@ -233,6 +249,8 @@ def stage(src: Path, stems: list[str], home: Path, dest: Path, edition: Edition 
         text = NOTEBOOK_LINK.sub(lambda m: notebook_link(m, edition, stems), text)
         text = ERRATA_LINK.sub(lambda m: errata_link(m, edition), text)
         text = REPO_LINK.sub(lambda m: repo_link(m, errata.parent), text)
+        if edition.folder:  # a translated page (Chinese)
+            text = east_asian_line_breaks(text)
         page = nbformat.v4.new_markdown_cell(text)
         for image in local_images(nbformat.v4.new_notebook(cells=[page]), errata.name, errata.parent):
             images[image] = dest / image.relative_to(errata.parent.resolve().parent)
