@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 from babel.messages.catalog import Catalog
-from babel.messages.pofile import read_po, write_po
+from babel.messages.pofile import denormalize, read_po, write_po
 
 import plumbing
 
@@ -52,7 +52,33 @@ def read_catalogue(path: Path, lang: str) -> Catalog:
     if not path.exists():
         return Catalog(locale=lang, project="Llama 3, step by step")
     with open(path, "rb") as f:
-        return read_po(f, locale=lang)
+        catalogue = read_po(f, locale=lang)
+    for context, previous in previous_ids(path).items():  # Babel's reader drops the "#| msgid" lines
+        for message in catalogue:
+            if message.context == context:
+                message.previous_id = [previous]  # Babel keeps (singular[, plural])
+                message.user_comments = [c for c in message.user_comments if not c.startswith(("| msgid", '| "'))]
+    return catalogue
+
+
+QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def previous_ids(path: Path) -> dict[str, str]:
+    """``msgctxt`` -> the previous English (``#| msgid``) of each fuzzy entry of the catalogue at ``path``."""
+    out, pending = {}, None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#| msgid "):
+            pending = [line[len("#| msgid "):]]
+        elif line.startswith('#| "') and pending is not None:
+            pending.append(line[3:])
+        elif line.startswith("msgctxt ") and pending is not None:
+            quoted = QUOTED.findall(" ".join(pending))  # Babel writes them on one line or several
+            out[denormalize(line[len("msgctxt "):])] = denormalize("\n".join(quoted))
+            pending = None
+        elif not line.startswith("#"):
+            pending = None
+    return out
 
 
 def write_catalogue(catalogue: Catalog, path: Path) -> None:
@@ -60,6 +86,14 @@ def write_catalogue(catalogue: Catalog, path: Path) -> None:
     write_po(buf, catalogue, width=0, omit_header=False, sort_output=False, include_previous=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     plumbing.paths.atomic_write(path, lambda tmp: tmp.write_bytes(buf.getvalue()))
+
+
+def catalogue_like(old: Catalog, lang: str) -> Catalog:
+    """An empty catalogue with ``old``'s header dates, so re-extracting unchanged notebooks changes nothing."""
+    return Catalog(locale=lang, project="Llama 3, step by step", version="1", fuzzy=False,
+                   copyright_holder="the Llama 3, step by step authors (CC BY 4.0)", msgid_bugs_address="",
+                   last_translator="", language_team="", creation_date=old.creation_date,
+                   revision_date=old.revision_date)
 
 
 def extract(notebook: Path, lang: str = "zh_CN") -> Catalog:
@@ -70,7 +104,7 @@ def extract(notebook: Path, lang: str = "zh_CN") -> Catalog:
     nb = nbformat.read(notebook, as_version=4)
     old = read_catalogue(catalogue_path(notebook, lang), lang)
     by_context = {m.context: m for m in old if m.id}
-    new = Catalog(locale=lang, project="Llama 3, step by step", fuzzy=False)
+    new = catalogue_like(old, lang)
     for cell in markdown_cells(nb):
         known = old.get(cell.source, context=cell.id)
         if known is not None:
@@ -88,7 +122,7 @@ def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
     """Markdown cells of ``notebook`` without a usable translation (missing, empty or fuzzy)."""
     path = catalogue_path(notebook, lang)
     if not path.exists():
-        return [f"{notebook.name}: no catalogue {path.relative_to(ROOT)} (run `python tools/i18n.py extract`)"]
+        return [f"{notebook.name}: no catalogue {plumbing.display_path(path)} (run `python tools/i18n.py extract`)"]
     catalogue = read_catalogue(path, lang)
     out = []
     for cell in markdown_cells(nbformat.read(notebook, as_version=4)):
