@@ -578,37 +578,31 @@ def test_the_language_links_work_both_ways(browser, server, zh_stems):
     assert stem, "no notebook is in the Chinese edition (python tools/i18n.py check)"
 
 
-def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_site):
+def assert_collapsed_until_opened(browser, page_path: Path, hidden: list[str], show: str) -> None:
+    """On the page, ``hidden`` texts stay hidden until the deep dives and each of two solution toggles are opened."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.goto((tiny_site / "notebooks" / "01_tiny.html").as_uri(), wait_until="load")
+    page.goto(page_path.as_uri(), wait_until="load")
     page.wait_for_function(READY, timeout=20_000)
-    hidden = ["answer printed by the solution: 42", "The answer is forty-two", "answer of a solution without prose",
-              "Text of the first deep dive", "output of a deep-dive cell"]
     assert page.get_by_text("setup done").is_visible()
     assert [t for t in hidden if page.get_by_text(t).is_visible()] == []
-    toggles = page.locator("summary", has_text="Show the solution")
+    toggles = page.locator("summary", has_text=show)
     assert toggles.count() == 2, "one toggle per solution: prose and code together, or code alone"
     page.locator("details.llama3-deep-dives > summary").click()
     for i in range(toggles.count()):
         toggles.nth(i).click()
     assert [t for t in hidden if not page.get_by_text(t).is_visible()] == []
     context.close()
+
+
+def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_site):
+    assert_collapsed_until_opened(browser, tiny_site / "notebooks" / "01_tiny.html",
+                                  ["answer printed by the solution: 42", "The answer is forty-two",
+                                   "answer of a solution without prose", "Text of the first deep dive",
+                                   "output of a deep-dive cell"], "Show the solution")
 
 
 def test_translated_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_editions):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto((tiny_editions / ZH / "notebooks" / "01_tiny.html").as_uri(), wait_until="load")
-    page.wait_for_function(READY, timeout=20_000)
-    hidden = ["answer printed by the solution: 42", "答案是四十二", "answer of a solution without prose",
-              "第一个深入探讨的文字", "output of a deep-dive cell"]
-    assert page.get_by_text("setup done").is_visible()
-    assert [t for t in hidden if page.get_by_text(t).is_visible()] == []
-    toggles = page.locator("summary", has_text="显示解答")
-    assert toggles.count() == 2, "one toggle per solution: prose and code together, or code alone"
-    page.locator("details.llama3-deep-dives > summary").click()
-    for i in range(toggles.count()):
-        toggles.nth(i).click()
-    assert [t for t in hidden if not page.get_by_text(t).is_visible()] == []
-    context.close()
+    assert_collapsed_until_opened(browser, tiny_editions / ZH / "notebooks" / "01_tiny.html",
+                                  ["answer printed by the solution: 42", "答案是四十二", "answer of a solution without prose",
+                                   "第一个深入探讨的文字", "output of a deep-dive cell"], "显示解答")
