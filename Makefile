@@ -32,7 +32,7 @@ $(STAMP): requirements.txt pyproject.toml
 standin: $(STAMP)
 	@$(PY) -m plumbing build-standin
 
-## run: execute the four notebooks in order into build/, then export the HTML site
+## run: execute the notebooks in order into build/, then build the course site (both editions)
 run: standin
 	@echo "==> executing the notebooks into build/"
 	$(PY) tools/run_notebooks.py --out build $(NOTEBOOKS)

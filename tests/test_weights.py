@@ -310,3 +310,52 @@ def test_failed_run_reports_one_line_and_leaves_no_stale_results(tmp_path):
     assert run.returncode == 1
     assert "02_embedding_lookup.ipynb stopped: Llama3Error:" in run.stderr and "Traceback" not in run.stderr
     assert not stale.exists()
+
+
+@pytest.mark.notebook
+def test_interrupted_run_leaves_no_stale_results(tmp_path):
+    """Ctrl-C during `make run`: one line, exit status 130, and build/ keeps no earlier result of the notebooks not yet run."""
+    import signal
+    import time
+
+    import psutil
+
+    out = tmp_path / "build"
+    out.mkdir()
+    names = ["01_tokenization.ipynb", "02_embedding_lookup.ipynb"]
+    for name in names:
+        (out / name).write_text("{}")  # results of an earlier run
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    run = subprocess.Popen([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out),
+                            *[str(ROOT / "notebooks" / n) for n in names]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not psutil.Process(run.pid).children() and time.monotonic() < deadline:  # wait for the first kernel
+        time.sleep(0.1)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr[-2000:]
+    assert "interrupted while running 01_tokenization.ipynb" in stderr
+    assert not any((out / n).exists() for n in names)
+
+
+def test_export_to_a_full_disk_is_one_clear_error(tmp_path, monkeypatch):
+    """safetensors reports a full disk with its own exception type: it becomes a Llama3Error, and no file is left."""
+    import safetensors.torch
+    from safetensors import SafetensorError
+
+    def full_disk(*args, **kwargs):
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full_disk)
+    monkeypatch.setenv("LLAMA3_EXPORT_DIR", str(tmp_path))
+    monkeypatch.delenv("LLAMA3_DIR", raising=False)
+    with pytest.raises(Llama3Error, match="Cannot write the export .*No space left on device"):
+        plumbing.export("x.safetensors", {"t": torch.zeros(3)})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_command_is_one_line():
+    out = subprocess.run([sys.executable, "-m", "plumbing", "frobnicate"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.startswith("error: unknown command 'frobnicate'")
+    assert len(out.stderr.strip().splitlines()) == 1

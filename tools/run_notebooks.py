@@ -11,7 +11,9 @@ A failing cell stops the run with the cell's error and exit status 1.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -110,12 +112,25 @@ def main(argv=None) -> int:
     group.add_argument("--out", type=Path, help="folder for the executed copies")
     group.add_argument("--inplace", action="store_true", help="overwrite the notebooks with their executed versions")
     args = parser.parse_args(argv)
+    interrupts = []  # Ctrl-C reaches nbclient's event loop, which may turn it into another error while it stops
+
+    def on_interrupt(signum, frame):
+        interrupts.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_interrupt)
     for i, nb_path in enumerate(args.notebooks):
         dest = nb_path if args.inplace else args.out / nb_path.name
         try:
             execute_notebook(nb_path.resolve(), dest)
-        except CellExecutionError as e:
-            print(f"\n{failure_summary(nb_path, e)}", file=sys.stderr)
+        except (KeyboardInterrupt, asyncio.CancelledError, Exception) as e:  # a cell's error, Ctrl-C (nbclient may cancel or fail while it stops), a dead kernel
+            interrupted = bool(interrupts) or any(isinstance(x, (KeyboardInterrupt, asyncio.CancelledError)) for x in chain(e))
+            if isinstance(e, CellExecutionError):
+                print(f"\n{failure_summary(nb_path, e)}", file=sys.stderr)
+            elif interrupted:
+                print(f"\ninterrupted while running {nb_path.name}", file=sys.stderr)
+            else:
+                print(f"\n{nb_path.name} stopped with an unexpected error: {type(e).__name__}: {e}", file=sys.stderr)
             if not args.inplace:  # never leave a mix of old and new results for `make html` to publish
                 stale = [args.out / p.name for p in args.notebooks[i:] if (args.out / p.name).exists()]
                 for path in stale:
@@ -123,8 +138,17 @@ def main(argv=None) -> int:
                 if stale:
                     print(f"removed the earlier results of {', '.join(p.name for p in stale)} from {args.out}/",
                           file=sys.stderr)
-            return 1
+            return 130 if interrupted else 1
     return 0
+
+
+def chain(error: BaseException) -> list[BaseException]:
+    """``error`` and the exceptions it was raised from or while handling."""
+    out = []
+    while error is not None and error not in out:
+        out.append(error)
+        error = error.__cause__ or error.__context__
+    return out
 
 
 def failure_summary(nb_path: Path, error: CellExecutionError) -> str:

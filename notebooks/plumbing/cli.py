@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if cmd == "build-standin":
             if not is_standin(resolve_dir()):
-                print("LLAMA3_DIR is set to real weights: the stand-in is not needed")
+                print("LLAMA3_DIR is set: the stand-in is not needed")
             elif standin_complete():
                 print(f"stand-in already built in {display_path(STANDIN_DIR)}")
             else:
@@ -79,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     except Llama3Error as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    if cmd in ("-h", "--help", "help"):
+        print(__doc__)
+        return 0
+    if cmd:
+        print(f"error: unknown command {cmd!r}; the commands are build-standin, check-weights and nbval-flag "
+              "(python -m plumbing --help)", file=sys.stderr)
         return 2
     print(__doc__, file=sys.stderr)
     return 2

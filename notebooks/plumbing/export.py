@@ -26,6 +26,7 @@ def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None =
     folder = os.environ.get("LLAMA3_EXPORT_DIR", "").strip()
     if not folder:
         return None
+    from safetensors import SafetensorError
     from safetensors.torch import save_file
 
     out = Path(folder).expanduser()
@@ -49,4 +50,7 @@ def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None =
             tmp_path.unlink(missing_ok=True)
     except OSError as e:
         raise Llama3Error(f"Cannot write the export to LLAMA3_EXPORT_DIR={folder!r}: {e.strerror}.") from None
+    except SafetensorError as e:  # safetensors reports its own I/O failures (a full disk) this way
+        reason = str(e).rsplit("I/O error: ", 1)[-1].strip().rstrip(".")
+        raise Llama3Error(f"Cannot write the export to LLAMA3_EXPORT_DIR={folder!r}: {reason}.") from None
     return out / filename
