@@ -13,11 +13,26 @@ page from ``index.zh_CN.md``). tools/build_site.py sets the language and ``llama
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # the site's own small extensions live beside this file
+#: The site's own small extensions, files beside this one, in the order they import each other.
+LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh"]
+
+
+def load_local_extension(name: str) -> None:
+    """Register ``HERE/name.py`` as module ``name``, so that Sphinx (and the other extensions) import it by name."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
+for _name in LOCAL_EXTENSIONS:
+    load_local_extension(_name)
 
 project = "Llama 3, step by step"
 author = "the Llama 3, step by step authors"
