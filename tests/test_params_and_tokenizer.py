@@ -174,3 +174,18 @@ def test_tokenize_out_of_process_passes_errors_on(tmp_path):
     path.write_bytes(sentencepiece_bytes())
     with pytest.raises(Llama3Error, match="SentencePiece"):
         plumbing.tokenize_out_of_process(path, "hello")
+
+
+def test_check_compares_bits_not_values(capsys):
+    """``check`` says "bitwise equal" only for equal bits: -0.0 against +0.0 has equal values but other bits."""
+    import torch
+
+    zeros = torch.zeros(3, dtype=torch.bfloat16)
+    plumbing.check("zeros", zeros, zeros.clone())
+    assert capsys.readouterr().out.strip() == "zeros: bitwise equal"
+    assert torch.equal(-zeros, zeros)  # the value comparison that check no longer relies on
+    with pytest.raises(AssertionError, match="equal values but not bitwise equal"):
+        plumbing.check("signed zeros", -zeros, zeros)
+    assert plumbing.same_bits(torch.tensor([float("nan")]), torch.tensor([float("nan")]))  # same NaN bits
+    with pytest.raises(AssertionError, match="dtypes differ"):
+        plumbing.check("dtypes", zeros, zeros.float())
