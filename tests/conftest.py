@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -34,23 +33,15 @@ def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
 
     from safetensors.torch import save_file
 
-    from references import hf_config, hf_permute_by_index
+    from references import hf_config, to_hugging_face
 
     folder = tmp_path_factory.mktemp("hf")
     meta = plumbing.open_checkpoint(standin_dir)
     p = meta.params
-    to_hf = {v: k for k, v in plumbing.HF_TO_META.items()}
-    to_hf.update({f"layers.0.{v}": f"model.layers.0.{k}" for k, v in plumbing.HF_LAYER_TO_META.items()})
-    tensors = {}
     # safetensors stores no shared storage: a full copy would be 16 GB. The embedding table and
     # layer 0 (1.5 GB) are what the notebooks read in the Hugging Face layout.
-    for name in [k for k in meta.keys() if k == "tok_embeddings.weight" or k.startswith("layers.0.")]:
-        t = meta.get(name)
-        if name.endswith("wq.weight"):
-            t = hf_permute_by_index(t, p.n_heads)
-        elif name.endswith("wk.weight"):
-            t = hf_permute_by_index(t, p.n_kv_heads)
-        tensors[to_hf[name]] = t.clone()  # the stand-in's matrices share one storage; safetensors needs their own
+    tensors = dict(to_hugging_face(name, meta.get(name), p) for name in meta.keys()
+                   if name == "tok_embeddings.weight" or name.startswith("layers.0."))
     emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
     save_file(emb, str(folder / "model-00001-of-00002.safetensors"))
     save_file(tensors, str(folder / "model-00002-of-00002.safetensors"))

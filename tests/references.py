@@ -187,3 +187,91 @@ def hf_config(params) -> dict:
         "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
         "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
     }
+
+
+def prompt_tokens(prompt: str | None) -> list[int]:
+    """Token ids of ``prompt`` (``None``: the default prompt) from Meta's own ``Tokenizer`` (bos, no eos)."""
+    import plumbing
+
+    text = plumbing.DEFAULT_PROMPT if prompt is None else prompt
+    return meta_tokenizer().encode(text, bos=True, eos=False)
+
+
+def meta_state(folder) -> dict:
+    """``consolidated.00.pth`` in ``folder`` as Meta loads it (``torch.load``, memory-mapped): name -> bf16 tensor."""
+    import torch
+    from pathlib import Path
+
+    return torch.load(Path(folder) / "consolidated.00.pth", map_location="cpu", mmap=True, weights_only=True)
+
+
+def meta_shapes(raw_params: dict) -> dict:
+    """Meta name -> shape of every tensor of a ``params.json``, by Meta's ``ModelArgs`` rules, written independently of plumbing.
+
+    ``head_dim = dim // n_heads``; ``wk``/``wv`` have ``n_kv_heads * head_dim`` rows (``n_heads`` when absent); the
+    hidden size is ``FeedForward.__init__``'s formula.
+    """
+    dim, n_heads = raw_params["dim"], raw_params["n_heads"]
+    head_dim, n_kv_heads = dim // n_heads, raw_params.get("n_kv_heads") or n_heads
+    hidden = int(2 * (4 * dim) / 3)
+    if raw_params.get("ffn_dim_multiplier") is not None:
+        hidden = int(raw_params["ffn_dim_multiplier"] * hidden)
+    multiple_of = raw_params["multiple_of"]
+    hidden = multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+    vocab = raw_params["vocab_size"]
+    shapes = {"tok_embeddings.weight": (vocab, dim), "norm.weight": (dim,), "output.weight": (vocab, dim)}
+    for i in range(raw_params["n_layers"]):
+        p = f"layers.{i}."
+        shapes.update({p + "attention_norm.weight": (dim,),
+                       p + "attention.wq.weight": (n_heads * head_dim, dim), p + "attention.wk.weight": (n_kv_heads * head_dim, dim),
+                       p + "attention.wv.weight": (n_kv_heads * head_dim, dim), p + "attention.wo.weight": (dim, n_heads * head_dim),
+                       p + "ffn_norm.weight": (dim,), p + "feed_forward.w1.weight": (hidden, dim),
+                       p + "feed_forward.w2.weight": (dim, hidden), p + "feed_forward.w3.weight": (hidden, dim)})
+    return shapes
+
+
+def write_small_checkpoint(folder, raw_params: dict, seed: int = 7, embedding_std: float = 1.0, gain_std: float = 0.1):
+    """A small random Meta-format checkpoint in ``folder``: ``params.json``, ``consolidated.00.pth`` (bf16), Meta's
+    ``tokenizer.model`` (from llama-models); no stand-in marker, so the notebooks read it as a real checkpoint.
+
+    Matrices have standard deviation 1/sqrt(in_features), so every projection keeps its input's scale and the
+    attention scores spread over a few units (the softmax is far from uniform and the causal mask matters); RMSNorm
+    gains are 1 + ``gain_std`` * N(0, 1); ``tok_embeddings`` is ``embedding_std`` * N(0, 1). Returns ``folder``.
+    """
+    import json
+    import math
+    import shutil
+    from pathlib import Path
+
+    import torch
+
+    import plumbing
+
+    folder = Path(folder)
+    generator = torch.Generator().manual_seed(seed)
+    tensors = {}
+    for name, shape in meta_shapes(raw_params).items():
+        values = torch.randn(shape, generator=generator)
+        if len(shape) == 1:
+            values = 1 + gain_std * values
+        elif name == "tok_embeddings.weight":
+            values = embedding_std * values
+        else:
+            values = values / math.sqrt(shape[1])
+        tensors[name] = values.to(torch.bfloat16)
+    torch.save(tensors, folder / "consolidated.00.pth")
+    (folder / "params.json").write_text(json.dumps(raw_params, indent=2))
+    shutil.copyfile(plumbing.default_tokenizer_path(), folder / "tokenizer.model")
+    return folder
+
+
+def to_hugging_face(name: str, tensor, params):
+    """Meta's tensor ``name`` as Hugging Face's conversion stores it: (its Hugging Face name, the tensor, ``wq``/``wk``
+    rows permuted by :func:`hf_permute_by_index`, a contiguous copy of its own, as safetensors needs)."""
+    import plumbing
+
+    if name.endswith("attention.wq.weight"):
+        tensor = hf_permute_by_index(tensor, params.n_heads)
+    elif name.endswith("attention.wk.weight"):
+        tensor = hf_permute_by_index(tensor, params.n_kv_heads)
+    return plumbing.hf_layout.meta_name_to_hf(name), tensor.contiguous().clone()

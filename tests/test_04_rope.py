@@ -30,6 +30,7 @@ from nbclient.exceptions import CellExecutionError
 
 import plumbing
 import references
+from references import meta_state, prompt_tokens
 
 F32_UNIT = 2.0**-24  # float32 unit roundoff: one rounding changes a value by at most this, relatively
 #: Llama 3.1's RoPE scaling, as Meta's apply_scaling hard-codes it and as Llama 3.1's config.json files say.
@@ -48,20 +49,9 @@ PROMPTS = {
 # --------------------------------------------------------------------------- helpers
 
 
-def prompt_tokens(prompt: str | None) -> list[int]:
-    """Token ids of ``prompt`` (``None``: the default prompt) from Meta's own ``Tokenizer`` (bos, no eos)."""
-    text = plumbing.DEFAULT_PROMPT if prompt is None else prompt
-    return references.meta_tokenizer().encode(text, bos=True, eos=False)
-
-
 def meta_params() -> plumbing.ModelParams:
     """Meta-Llama-3-8B's params (the stand-in's ``params.json``)."""
     return plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS)
-
-
-def meta_state(standin_dir: Path) -> dict:
-    """The stand-in's ``consolidated.00.pth`` as Meta loads it (``torch.load``, memory-mapped): name -> bf16 tensor."""
-    return torch.load(standin_dir / "consolidated.00.pth", map_location="cpu", mmap=True, weights_only=True)
 
 
 def meta_projections(emb, norm_weight, wq, wk, tokens, params):

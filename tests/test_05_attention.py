@@ -20,9 +20,7 @@ without the stand-in marker, so the notebook reads them as real checkpoints.
 
 from __future__ import annotations
 
-import json
 import math
-import shutil
 from pathlib import Path
 from unittest import mock
 
@@ -32,6 +30,7 @@ import torch.nn.functional as F
 
 import plumbing
 import references
+from references import meta_state, prompt_tokens
 from run_notebooks import execute_notebook
 
 EXPORTS = {"xv", "attention_weights", "attention_output", "h"}
@@ -46,17 +45,6 @@ PROMPTS = {
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def prompt_tokens(prompt: str | None) -> list[int]:
-    """Token ids of ``prompt`` (``None``: the default prompt) from Meta's own ``Tokenizer`` (bos, no eos)."""
-    text = plumbing.DEFAULT_PROMPT if prompt is None else prompt
-    return references.meta_tokenizer().encode(text, bos=True, eos=False)
-
-
-def meta_state(folder: Path) -> dict:
-    """A Meta-format ``consolidated.00.pth`` as Meta loads it (memory-mapped): name -> bf16 tensor."""
-    return torch.load(folder / "consolidated.00.pth", map_location="cpu", mmap=True, weights_only=True)
 
 
 def meta_reference(state: dict, params: plumbing.ModelParams, tokens: list[int]) -> dict:
@@ -220,20 +208,9 @@ def hugging_face_layer0(hf_dir: Path, tokens: list[int]) -> dict:
 
 
 @pytest.fixture(scope="session")
-def hf_dir(tmp_path_factory, hf_standin_dir) -> Path:
-    """The Hugging Face copy of the stand-in (``hf_standin_dir``), as ``from_pretrained`` reads it.
-
-    The shards and ``config.json`` are symlinked; the index is rewritten with the ``metadata`` entry
-    (``total_size`` in bytes) that Hugging Face's downloads carry and ``from_pretrained`` requires.
-    """
-    folder = tmp_path_factory.mktemp("hf_pretrained")
-    for path in hf_standin_dir.iterdir():
-        if path.name != "model.safetensors.index.json":
-            (folder / path.name).symlink_to(path)
-    index = json.loads((hf_standin_dir / "model.safetensors.index.json").read_text())
-    total = sum(p.stat().st_size for p in hf_standin_dir.glob("*.safetensors"))
-    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, **index}))
-    return folder
+def hf_dir(hf_standin_dir) -> Path:
+    """The Hugging Face copy of the stand-in (``hf_standin_dir`` in conftest.py), as ``from_pretrained`` reads it."""
+    return hf_standin_dir
 
 
 def small_params(n_kv_heads: int, use_scaled_rope: bool) -> dict:
@@ -248,20 +225,11 @@ def small_checkpoints(tmp_path_factory, standin_dir) -> dict:
     """Two small random Meta-format checkpoints: ``gqa`` (n_kv_heads 2, n_rep 4) and ``mha`` (n_kv_heads 8,
     n_rep 1, Llama 3.1's ``use_scaled_rope``).
 
-    Each folder holds ``params.json``, ``consolidated.00.pth`` (every tensor name of the config, from
-    ``plumbing.standin_tensors`` with another seed) and Meta's ``tokenizer.model``; no stand-in marker, so
-    the notebook reads it as a real checkpoint.
+    Each folder is written by ``references.write_small_checkpoint`` (every tensor name of the config, random
+    values, Meta's ``tokenizer.model``, no stand-in marker: the notebook reads it as a real checkpoint).
     """
-    folders = {}
-    for name, (kv, scaled, seed) in {"gqa": (2, False, 5), "mha": (8, True, 6)}.items():
-        folder = tmp_path_factory.mktemp(f"small_{name}")
-        raw = small_params(kv, scaled)
-        tensors = plumbing.standin_tensors(plumbing.ModelParams.from_dict(raw), seed=seed)
-        torch.save(tensors, folder / "consolidated.00.pth")
-        (folder / "params.json").write_text(json.dumps(raw, indent=2))
-        shutil.copy(standin_dir / "tokenizer.model", folder / "tokenizer.model")
-        folders[name] = folder
-    return folders
+    return {name: references.write_small_checkpoint(tmp_path_factory.mktemp(f"small_{name}"), small_params(kv, scaled), seed)
+            for name, (kv, scaled, seed) in {"gqa": (2, False, 5), "mha": (8, True, 6)}.items()}
 
 
 # --------------------------------------------------------------------------- tests

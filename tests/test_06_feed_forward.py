@@ -20,9 +20,6 @@ RoPE in one of them).
 
 from __future__ import annotations
 
-import json
-import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -30,6 +27,7 @@ import torch
 
 import plumbing
 import references
+from references import meta_state, prompt_tokens
 
 pytestmark = pytest.mark.notebook
 
@@ -44,17 +42,6 @@ EXPORTS = ("ffn_input", "ffn_output", "layer_output")
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def prompt_tokens(prompt: str | None) -> list[int]:
-    """Token ids of ``prompt`` (``None``: the default prompt) from Meta's own ``Tokenizer`` (bos, no eos)."""
-    text = plumbing.DEFAULT_PROMPT if prompt is None else prompt
-    return references.meta_tokenizer().encode(text, bos=True, eos=False)
-
-
-def meta_state(folder: Path) -> dict:
-    """``consolidated.00.pth`` as Meta loads it (``torch.load``, memory-mapped): Meta's name -> bf16 tensor."""
-    return torch.load(folder / "consolidated.00.pth", map_location="cpu", mmap=True, weights_only=True)
 
 
 def meta_reference(state: dict, params, tokens: list[int]) -> dict:
@@ -79,17 +66,12 @@ def meta_reference(state: dict, params, tokens: list[int]) -> dict:
     return {"h": h[0], "ffn_input": ffn_input[0], "ffn_output": ffn_output[0], "layer_output": layer_output[0]}
 
 
-def bits(t: torch.Tensor) -> torch.Tensor:
-    """The bit patterns of a bf16 tensor as int16 (so -0.0 and +0.0 differ, unlike ``torch.equal``)."""
-    return t.contiguous().view(torch.int16)
-
-
 def check_against_meta(export: dict, reference: dict, n: int, dim: int) -> None:
     """Names, shapes, dtypes, and every exported tensor bitwise equal to Meta's (AssertionError otherwise)."""
     assert set(export) == set(EXPORTS)
     for name in EXPORTS:
         assert export[name].shape == (n, dim) and export[name].dtype == torch.bfloat16, name
-        assert torch.equal(bits(export[name]), bits(reference[name])), name
+        assert plumbing.same_bits(export[name], reference[name]), name
 
 
 def hf_tensors(folder: Path, token_ids: list[int]) -> tuple[dict, torch.Tensor]:
@@ -170,8 +152,8 @@ def check_against_hugging_face(export: dict, meta: dict, folder: Path, tokens: l
         return ((out.float() - want).abs() <= 2.0**-7 * want.abs() + HF_LAYER_TOLERANCE * scale).all()
 
     with torch.inference_mode():
-        assert torch.equal(bits(layer.post_attention_layernorm(meta["h"])), bits(export["ffn_input"]))
-        assert torch.equal(bits(layer.mlp(export["ffn_input"])), bits(export["ffn_output"]))
+        assert plumbing.same_bits(layer.post_attention_layernorm(meta["h"]), export["ffn_input"])
+        assert plumbing.same_bits(layer.mlp(export["ffn_input"]), export["ffn_output"])
 
         x = x[None]  # [1, n, dim]
         position_ids = torch.arange(n)[None]
@@ -181,13 +163,13 @@ def check_against_hugging_face(export: dict, meta: dict, folder: Path, tokens: l
         out = layer(x, attention_mask=mask, position_ids=position_ids, position_embeddings=cos_sin)[0]
         assert out.shape == want.shape and out.dtype == torch.bfloat16
         if n == 1:
-            assert torch.equal(bits(out), bits(export["layer_output"]))
+            assert plumbing.same_bits(out, export["layer_output"])
         assert within_tolerance(out)
 
         # The layer from its parts: its own h, then Meta's second half, bitwise.
         h = x + layer.self_attn(layer.input_layernorm(x), position_embeddings=cos_sin, attention_mask=mask)[0]
         normed = layer.post_attention_layernorm(h)
-        assert torch.equal(bits((h + layer.mlp(normed))[0]), bits(out))
+        assert plumbing.same_bits((h + layer.mlp(normed))[0], out)
         if n > 1:  # mistakes the tolerance must catch (with one token, the bitwise check above does)
             mlp = layer.mlp
             assert not within_tolerance((h + mlp.down_proj(mlp.act_fn(mlp.up_proj(normed)) * mlp.gate_proj(normed)))[0])
@@ -195,55 +177,6 @@ def check_against_hugging_face(export: dict, meta: dict, folder: Path, tokens: l
 
 
 # --------------------------------------------------------------------------- small checkpoints
-
-
-def meta_names(n_layers: int) -> list[str]:
-    """Every tensor name of a Llama 3 checkpoint in Meta's format (``llama3/model.py``'s module names)."""
-    names = ["tok_embeddings.weight"]
-    for i in range(n_layers):
-        names += [f"layers.{i}.{name}.weight" for name in (
-            "attention.wq", "attention.wk", "attention.wv", "attention.wo",
-            "feed_forward.w1", "feed_forward.w2", "feed_forward.w3", "attention_norm", "ffn_norm")]
-    return names + ["norm.weight", "output.weight"]
-
-
-def write_small_checkpoint(folder: Path, standin_dir: Path, raw_params: dict, seed: int) -> None:
-    """A random Meta-format checkpoint: ``params.json``, ``consolidated.00.pth`` (bf16), the real ``tokenizer.model``.
-
-    Shapes follow Meta's ``ModelArgs`` rules, written here independently of plumbing: ``head_dim = dim //
-    n_heads``; ``wk``/``wv`` have ``n_kv_heads * head_dim`` rows (``n_heads`` when absent); the hidden size is
-    ``FeedForward.__init__``'s formula. No ``STANDIN.json``: the notebook sees a real Meta-format folder.
-    """
-    dim, n_heads = raw_params["dim"], raw_params["n_heads"]
-    head_dim, n_kv_heads = dim // n_heads, raw_params.get("n_kv_heads", n_heads)
-    hidden = int(2 * (4 * dim) / 3)
-    if raw_params.get("ffn_dim_multiplier") is not None:
-        hidden = int(raw_params["ffn_dim_multiplier"] * hidden)
-    multiple_of = raw_params["multiple_of"]
-    hidden = multiple_of * ((hidden + multiple_of - 1) // multiple_of)
-    shapes = {"tok_embeddings.weight": (raw_params["vocab_size"], dim), "output.weight": (raw_params["vocab_size"], dim),
-              "norm.weight": (dim,)}
-    for i in range(raw_params["n_layers"]):
-        p = f"layers.{i}."
-        shapes.update({p + "attention.wq.weight": (n_heads * head_dim, dim), p + "attention.wk.weight": (n_kv_heads * head_dim, dim),
-                       p + "attention.wv.weight": (n_kv_heads * head_dim, dim), p + "attention.wo.weight": (dim, n_heads * head_dim),
-                       p + "feed_forward.w1.weight": (hidden, dim), p + "feed_forward.w2.weight": (dim, hidden),
-                       p + "feed_forward.w3.weight": (hidden, dim), p + "attention_norm.weight": (dim,), p + "ffn_norm.weight": (dim,)})
-    generator = torch.Generator().manual_seed(seed)
-    tensors = {}
-    for name in meta_names(raw_params["n_layers"]):
-        shape = shapes[name]
-        values = torch.randn(shape, generator=generator)
-        if len(shape) == 1:  # RMSNorm gains around 1
-            values = 1 + 0.2 * values
-        elif name in ("tok_embeddings.weight", "output.weight"):
-            values = 0.02 * values
-        else:  # a weight matrix: outputs of the same scale as its inputs
-            values = values / math.sqrt(shape[1])
-        tensors[name] = values.to(torch.bfloat16)
-    torch.save(tensors, folder / "consolidated.00.pth")
-    (folder / "params.json").write_text(json.dumps(raw_params, indent=2))
-    shutil.copyfile(standin_dir / "tokenizer.model", folder / "tokenizer.model")
 
 
 SMALL = {
@@ -287,13 +220,13 @@ def test_hugging_face_folder_gives_the_same_exports(run_notebook, hf_standin_dir
     from_hf, from_meta = run_notebook("06", llama3_dir=hf_standin_dir), run_notebook("06")
     assert set(from_hf) == set(from_meta) == set(EXPORTS)
     for name in EXPORTS:
-        assert torch.equal(bits(from_hf[name]), bits(from_meta[name])), name
+        assert plumbing.same_bits(from_hf[name], from_meta[name]), name
 
 
 @pytest.mark.parametrize("name", SMALL, ids=SMALL.keys())
 def test_small_checkpoint_of_other_shapes(run_notebook, standin_dir, tmp_path, name):
     """A random Meta-format checkpoint of other shapes: the notebook follows params.json, bitwise Meta's."""
-    write_small_checkpoint(tmp_path, standin_dir, SMALL[name], seed=6)
+    references.write_small_checkpoint(tmp_path, SMALL[name], seed=6, embedding_std=0.02, gain_std=0.2)
     params = plumbing.ModelParams.from_json(tmp_path / "params.json")
     state = meta_state(tmp_path)
     assert state["layers.0.feed_forward.w1.weight"].shape == (SMALL_HIDDEN[name], params.dim)

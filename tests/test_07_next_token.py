@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ import torch.nn.functional as F
 
 import plumbing
 import references
+from references import meta_state, prompt_tokens
 
 BF16_UNIT = 2.0**-8  # bf16 keeps 8 significant bits: one rounding changes a value by at most 2**-8 of it (2**-9 to nearest)
 
@@ -57,60 +57,16 @@ PROMPTS = {
 # --------------------------------------------------------------------------- helpers
 
 
-def prompt_tokens(prompt: str | None) -> list[int]:
-    """Token ids of ``prompt`` (``None``: the default prompt) from Meta's own ``Tokenizer`` (bos, no eos)."""
-    text = plumbing.DEFAULT_PROMPT if prompt is None else prompt
-    return references.meta_tokenizer().encode(text, bos=True, eos=False)
-
-
-def load_state(folder: Path) -> dict:
-    """``consolidated.00.pth`` as Meta loads it (``torch.load``, memory-mapped): name -> bf16 tensor."""
-    return torch.load(folder / "consolidated.00.pth", map_location="cpu", mmap=True, weights_only=True)
-
-
 def meta_logits(folder: Path, tokens: list[int]) -> torch.Tensor:
     """Meta's ``Transformer.forward(tokens, start_pos=0)`` on the checkpoint in ``folder``: [seqlen, vocab_size] float32."""
     params = plumbing.ModelParams.from_json(folder / "params.json")
-    model = references.meta_transformer(load_state(folder), params, max_seq_len=len(tokens))
+    model = references.meta_transformer(meta_state(folder), params, max_seq_len=len(tokens))
     return model(torch.tensor([tokens]), 0)[0]
 
 
-def small_tensors(params: plumbing.ModelParams, seed: int = 7) -> dict:
-    """Random bf16 tensors for every name and shape of ``params`` (Meta's names).
-
-    Matrices have standard deviation 1/sqrt(in_features), so every projection keeps its input's scale and the
-    attention scores (head_dim 32) spread over a few units: the softmax is far from uniform and the causal mask
-    matters. Norm gains are 1 + 0.1 * N(0, 1); embeddings N(0, 1).
-    """
-    g = torch.Generator().manual_seed(seed)
-    out = {}
-    for name, shape in params.expected_shapes().items():
-        if len(shape) == 1:
-            t = 1 + 0.1 * torch.randn(shape, generator=g)
-        elif name == "tok_embeddings.weight":
-            t = torch.randn(shape, generator=g)
-        else:
-            t = torch.randn(shape, generator=g) / math.sqrt(shape[1])
-        out[name] = t.to(torch.bfloat16)
-    return out
-
-
 def hf_state(meta_state: dict, params: plumbing.ModelParams) -> dict:
-    """Hugging Face names and layout for Meta's tensors: ``q_proj``/``k_proj`` rows permuted as the conversion does."""
-    to_hf = {v: k for k, v in plumbing.HF_TO_META.items()}
-    out = {}
-    for name, t in meta_state.items():
-        if name in to_hf:
-            hf = to_hf[name]
-        else:
-            _, layer, rest = name.split(".", 2)
-            hf = f"model.layers.{layer}." + next(k for k, v in plumbing.HF_LAYER_TO_META.items() if v == rest)
-        if name.endswith("attention.wq.weight"):
-            t = references.hf_permute_by_index(t, params.n_heads)
-        elif name.endswith("attention.wk.weight"):
-            t = references.hf_permute_by_index(t, params.n_kv_heads)
-        out[hf] = t.contiguous().clone()
-    return out
+    """Hugging Face names and layout for Meta's tensors (``references.to_hugging_face``)."""
+    return dict(references.to_hugging_face(name, t, params) for name, t in meta_state.items())
 
 
 def hugging_face_logits(folder: Path, tokens: list[int]) -> torch.Tensor:
@@ -166,26 +122,16 @@ def compact_forward(state: dict, params: plumbing.ModelParams, tokens: list[int]
 # --------------------------------------------------------------------------- fixtures
 
 
-def write_small_checkpoint(folder: Path, standin_dir: Path, raw_params: dict) -> Path:
-    """A small random Meta-format checkpoint: params.json, consolidated.00.pth, the real tokenizer.model, no STANDIN.json."""
-    params = plumbing.ModelParams.from_dict(raw_params)
-    (folder / "params.json").write_text(json.dumps(raw_params))
-    torch.save(small_tensors(params), folder / "consolidated.00.pth")
-    shutil.copy(standin_dir / "tokenizer.model", folder / "tokenizer.model")
-    assert not plumbing.is_standin(folder)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def small_dir(tmp_path_factory, standin_dir) -> Path:
     """The small model of SMALL_PARAMS (grouped-query attention, 3 layers)."""
-    return write_small_checkpoint(tmp_path_factory.mktemp("small07"), standin_dir, SMALL_PARAMS)
+    return references.write_small_checkpoint(tmp_path_factory.mktemp("small07"), SMALL_PARAMS)
 
 
 @pytest.fixture(scope="module")
 def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
     """The small model of SMALL_PARAMS_MHA (n_rep 1, scaled RoPE, 2 layers)."""
-    return write_small_checkpoint(tmp_path_factory.mktemp("small07mha"), standin_dir, SMALL_PARAMS_MHA)
+    return references.write_small_checkpoint(tmp_path_factory.mktemp("small07mha"), SMALL_PARAMS_MHA)
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +141,7 @@ def hf_small_dir(tmp_path_factory, small_dir) -> Path:
 
     folder = tmp_path_factory.mktemp("hf_small07")
     params = plumbing.ModelParams.from_json(small_dir / "params.json")
-    save_file(hf_state(load_state(small_dir), params), str(folder / "model.safetensors"), metadata={"format": "pt"})
+    save_file(hf_state(meta_state(small_dir), params), str(folder / "model.safetensors"), metadata={"format": "pt"})
     (folder / "config.json").write_text(json.dumps(references.hf_config(params)))
     return folder
 
@@ -291,7 +237,7 @@ def test_compact_forward_is_meta(small_dir):
     params = plumbing.ModelParams.from_json(small_dir / "params.json")
     for prompt in ("default", "empty"):
         tokens = prompt_tokens(PROMPTS[prompt])
-        assert torch.equal(compact_forward(load_state(small_dir), params, tokens), meta_logits(small_dir, tokens))
+        assert torch.equal(compact_forward(meta_state(small_dir), params, tokens), meta_logits(small_dir, tokens))
 
 
 @pytest.mark.parametrize("bug", ["layer 0 weights", "no mask", "tok_embeddings as output"])
@@ -300,7 +246,7 @@ def test_the_checks_have_teeth(small_dir, bug):
     params = plumbing.ModelParams.from_json(small_dir / "params.json")
     tokens = prompt_tokens(None)
     reference = meta_logits(small_dir, tokens)
-    wrong = compact_forward(load_state(small_dir), params, tokens, bug=bug)
+    wrong = compact_forward(meta_state(small_dir), params, tokens, bug=bug)
     diff = (wrong - reference).abs().max().item()
     assert not torch.equal(wrong, reference)
     assert diff > 10 * hf_tolerance(reference), f"{bug}: max abs diff only {diff:.3g}"
@@ -314,13 +260,13 @@ def test_tied_embeddings_folder_uses_tok_embeddings(run_notebook, tmp_path, smal
     from safetensors.torch import save_file
 
     params = plumbing.ModelParams.from_json(small_dir / "params.json")
-    tensors = hf_state(load_state(small_dir), params)
+    tensors = hf_state(meta_state(small_dir), params)
     del tensors["lm_head.weight"]
     save_file(tensors, str(tmp_path / "model.safetensors"), metadata={"format": "pt"})
     (tmp_path / "config.json").write_text(json.dumps({**references.hf_config(params), "tie_word_embeddings": True}))
     export = run_notebook("07", llama3_dir=tmp_path)
     tokens = prompt_tokens(None)
-    expected = compact_forward(load_state(small_dir), params, tokens, bug="tok_embeddings as output")
+    expected = compact_forward(meta_state(small_dir), params, tokens, bug="tok_embeddings as output")
     assert torch.equal(export["logits"], expected)
     reference = hugging_face_logits(tmp_path, tokens)
     assert (export["logits"] - reference).abs().max().item() <= hf_tolerance(reference)
@@ -375,6 +321,6 @@ def test_block_check_tolerance_holds_for_large_scores(small_dir):
     params = plumbing.ModelParams.from_json(small_dir / "params.json")
     tokens = prompt_tokens(PROMPTS["long"])
     for query_scale in (1, 8, 32):
-        largest_score, ratio = block_check_ratio(load_state(small_dir), params, tokens, query_scale)
+        largest_score, ratio = block_check_ratio(meta_state(small_dir), params, tokens, query_scale)
         assert ratio <= 2**-4, f"scores up to {largest_score:.0f}: ratio {ratio:.3g}"
     assert largest_score > 100

@@ -210,9 +210,6 @@ from safetensors.torch import save_file
 import plumbing, references
 ckpt, out = plumbing.open_checkpoint(sys.argv[1]), Path(sys.argv[2])
 p = ckpt.params
-to_hf = {v: k for k, v in plumbing.HF_TO_META.items()}
-for i in range(p.n_layers):
-    to_hf.update({f"layers.{i}.{v}": f"model.layers.{i}.{k}" for k, v in plumbing.HF_LAYER_TO_META.items()})
 shard, weight_map = {}, {}
 def flush():
     name = f"model-{len(set(weight_map.values())) + 1:05d}.safetensors"
@@ -220,10 +217,8 @@ def flush():
     weight_map.update(dict.fromkeys(shard, name))
     shard.clear()
 for name in ckpt.keys():
-    t = ckpt.get(name)
-    if name.endswith(("attention.wq.weight", "attention.wk.weight")):
-        t = references.hf_permute_by_index(t, p.n_heads if name.endswith("wq.weight") else p.n_kv_heads)
-    shard[to_hf[name]] = t.clone()
+    hf_name, t = references.to_hugging_face(name, ckpt.get(name), p)
+    shard[hf_name] = t
     if sum(x.nbytes for x in shard.values()) > 2**31:
         flush()
 flush()

@@ -49,3 +49,19 @@ def hf_unpermute(w, n_heads: int):
     """Inverse of :func:`hf_permute`: Hugging Face's ``q_proj``/``k_proj`` rows back to Meta's ``wq``/``wk``."""
     rows, cols = w.shape
     return w.view(n_heads, 2, rows // n_heads // 2, cols).transpose(1, 2).reshape(rows, cols)
+
+
+def meta_name_to_hf(name: str) -> str:
+    """Meta's tensor name -> Hugging Face's (the inverse of :func:`hf_name_to_meta`), for writing Hugging Face copies.
+
+    Raises:
+        KeyError: not a tensor name of Meta's Llama checkpoints.
+    """
+    to_hf = {meta: hf for hf, meta in HF_TO_META.items()}
+    if name in to_hf:
+        return to_hf[name]
+    parts = name.split(".", 2)
+    layer_names = {meta: hf for hf, meta in HF_LAYER_TO_META.items()}
+    if len(parts) == 3 and parts[0] == "layers" and parts[2] in layer_names:
+        return f"model.layers.{parts[1]}.{layer_names[parts[2]]}"
+    raise KeyError(name)
