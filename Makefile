@@ -8,15 +8,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # The series: every notebooks/NN_*.ipynb, in order (the one list; tests, site, bench and diagrams use the same glob).
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
-# The Chinese edition: generated from the series and locale/zh_CN/ (tools/i18n.py), committed with the English outputs.
-NOTEBOOKS_ZH := $(sort $(wildcard notebooks/zh/[0-9][0-9]_*.ipynb))
 
 # A relative LLAMA3_DIR is taken relative to this folder (the kernels run in notebooks/); a leading ~ is $HOME.
 ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: run test test-fast html check-weights refresh bench standin setup lab clean
+.PHONY: run test test-fast test-matrix html check-weights refresh bench standin setup lab clean
 
 ## setup: create .venv and install the pinned requirements (skipped when up to date)
 setup: $(STAMP)
@@ -43,14 +41,22 @@ run: standin
 html: $(STAMP)
 	$(PY) tools/build_site.py
 
-## test: strict nbval on the committed notebooks, English and Chinese (lax with real weights) plus pytest tests/
+## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/, which re-runs strict
+## nbval on a representative part of the CPU matrix (tests/test_reproducibility.py). The Chinese notebooks are not run
+## again: tests/test_zh.py proves their code cells and outputs are the English ones.
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 test: standin
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	@start=$$(date +%s); \
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
-	    $(NOTEBOOKS) $(NOTEBOOKS_ZH) tests/; status=$$?; \
+	    $(NOTEBOOKS) tests/; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
+
+## test-matrix: strict nbval under every CPU path this machine can emulate (ATEN_CPU_CAPABILITY x ONEDNN_MAX_CPU_ISA
+## x 1 and 2 threads; README "Tests"); about a minute and a half per combination
+test-matrix: standin
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR LLAMA3_TEST_MATRIX=full $(PY) -m pytest -p no:cacheprovider -rs -v \
+	    tests/test_reproducibility.py -k emulated_cpu
 
 ## test-fast: every test that executes no notebook and is not slow (under a minute; for development)
 test-fast: standin

@@ -1,149 +1,62 @@
 """Independent reference implementations for the tests: Meta's llama-models code and Hugging Face transformers.
 
-Meta's ``llama_models/llama3/model.py`` imports ``fairscale`` for its model-parallel layers at
-module level. With one process (model-parallel world size 1) those layers are plain layers:
-``ColumnParallelLinear`` and ``RowParallelLinear`` are ``nn.Linear`` without bias, and
-``VocabParallelEmbedding`` is ``nn.Embedding``. During the import, a small stand-in module with
-exactly those plain layers replaces fairscale; Meta's classes and functions themselves
-(``RMSNorm``, ``precompute_freqs_cis``, ``apply_rotary_emb``, ``repeat_kv``, ``Attention``,
-``FeedForward``, ``TransformerBlock``, ``Transformer``) are Meta's unmodified code.
+Meta's code is run through :mod:`plumbing.reference`, which the notebooks' own checks use too: Meta's
+``llama_models/llama3/model.py`` with fairscale's model-parallel layers replaced by the plain layers they are at
+model-parallel world size 1 (``ColumnParallelLinear`` and ``RowParallelLinear`` are ``nn.Linear`` without bias,
+``VocabParallelEmbedding`` is ``nn.Embedding``). Meta's classes and functions themselves (``RMSNorm``,
+``precompute_freqs_cis``, ``apply_rotary_emb``, ``repeat_kv``, ``Attention``, ``FeedForward``,
+``TransformerBlock``, ``Transformer``) are Meta's unmodified code.
 
-The ``meta_*`` builders below construct Meta's modules on PyTorch's ``meta`` device (no memory)
-and then assign the checkpoint's tensors with ``load_state_dict(..., assign=True)``: the module's
-parameters *are* the memory-mapped tensors, so nothing is copied.
+The ``meta_*`` builders below take a state dict (Meta's names) and :class:`plumbing.ModelParams`; the modules
+are built on PyTorch's ``meta`` device and given the tensors with ``load_state_dict(..., assign=True)``, so
+nothing is copied.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 import types
 
+from plumbing import reference as _reference
 
-def _plain_fairscale() -> dict:
-    """Modules that stand in for fairscale's model-parallel layers at world size 1 (plain layers)."""
-    import torch.nn as nn
 
-    class ColumnParallelLinear(nn.Linear):
-        def __init__(self, in_features, out_features, bias=True, gather_output=True, init_method=None, **_):
-            super().__init__(in_features, out_features, bias=bias)
-
-    class RowParallelLinear(nn.Linear):
-        def __init__(self, in_features, out_features, bias=True, input_is_parallel=False, init_method=None, **_):
-            super().__init__(in_features, out_features, bias=bias)
-
-    class VocabParallelEmbedding(nn.Embedding):
-        def __init__(self, num_embeddings, embedding_dim, init_method=None, **_):
-            super().__init__(num_embeddings, embedding_dim)
-
-    names = ("fairscale", "fairscale.nn", "fairscale.nn.model_parallel",
-             "fairscale.nn.model_parallel.initialize", "fairscale.nn.model_parallel.layers")
-    mods = {name: types.ModuleType(name) for name in names}
-    layers, init = mods["fairscale.nn.model_parallel.layers"], mods["fairscale.nn.model_parallel.initialize"]
-    layers.ColumnParallelLinear, layers.RowParallelLinear = ColumnParallelLinear, RowParallelLinear
-    layers.VocabParallelEmbedding = VocabParallelEmbedding
-    init.get_model_parallel_world_size = lambda: 1
-    init.get_model_parallel_rank = lambda: 0
-    mods["fairscale.nn.model_parallel"].initialize = init
-    mods["fairscale.nn.model_parallel"].layers = layers
-    mods["fairscale.nn"].model_parallel = mods["fairscale.nn.model_parallel"]
-    mods["fairscale"].nn = mods["fairscale.nn"]
-    return mods
+def _weights(state, params):
+    """``state`` (name -> tensor) with ``params``, in the shape :mod:`plumbing.reference` takes (a checkpoint)."""
+    return types.SimpleNamespace(get=state.__getitem__, keys=state.keys, params=params)
 
 
 def meta_llama3_model():
     """Meta's reference ``llama_models.llama3.model`` module (fairscale replaced by plain layers)."""
-    name = "llama_models.llama3.model"
-    if name in sys.modules:
-        return sys.modules[name]
-    stubs = _plain_fairscale() if importlib.util.find_spec("fairscale") is None else {}
-    sys.modules.update(stubs)
-    try:
-        return importlib.import_module(name)
-    finally:
-        for mod in stubs:
-            sys.modules.pop(mod, None)
+    return _reference.meta_model_code()
 
 
 def meta_model_args(params, max_seq_len: int = 64):
-    """Meta's ``ModelArgs`` for :class:`plumbing.ModelParams` ``params``, batch size 1.
-
-    ``max_seq_len`` sizes the KV cache of each ``Attention`` (Meta's default, 2048 x batch 32, would
-    allocate gigabytes); it must be at least the number of tokens run.
-    """
-    from llama_models.llama3.args import ModelArgs
-
-    return ModelArgs(dim=params.dim, n_layers=params.n_layers, n_heads=params.n_heads,
-                     n_kv_heads=params.n_kv_heads, vocab_size=params.vocab_size, multiple_of=params.multiple_of,
-                     ffn_dim_multiplier=params.ffn_dim_multiplier, norm_eps=params.norm_eps,
-                     rope_theta=params.rope_theta, use_scaled_rope=params.use_scaled_rope,
-                     max_batch_size=1, max_seq_len=max_seq_len)
-
-
-def _assign(module, state, prefix: str):
-    """Give ``module`` (built on the meta device) the checkpoint's tensors under ``prefix``, without copies."""
-    import torch
-
-    sub = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
-    module.load_state_dict(sub, strict=True, assign=True)
-    M = meta_llama3_model()
-    for m in module.modules():  # Meta's KV caches are plain attributes, not parameters: make them real
-        if isinstance(m, M.Attention):
-            m.cache_k = torch.zeros(m.cache_k.shape)
-            m.cache_v = torch.zeros(m.cache_v.shape)
-    return module.eval()
+    """Meta's ``ModelArgs`` for :class:`plumbing.ModelParams` ``params``, batch size 1 (``max_seq_len`` sizes the KV cache)."""
+    return _reference.model_args(params, max_seq_len)
 
 
 def meta_attention(state, params, layer: int = 0, max_seq_len: int = 64):
     """Meta's ``Attention`` of layer ``layer``, its ``wq wk wv wo`` assigned from ``state`` (Meta's names)."""
-    import torch
-
-    M = meta_llama3_model()
-    with torch.device("meta"):
-        module = M.Attention(meta_model_args(params, max_seq_len))
-    return _assign(module, state, f"layers.{layer}.attention.")
+    return _reference.attention(_weights(state, params), layer, max_seq_len)
 
 
 def meta_feed_forward(state, params, layer: int = 0):
     """Meta's ``FeedForward`` of layer ``layer`` (``w1 w2 w3`` assigned from ``state``)."""
-    import torch
-
-    M = meta_llama3_model()
-    with torch.device("meta"):
-        module = M.FeedForward(dim=params.dim, hidden_dim=4 * params.dim, multiple_of=params.multiple_of,
-                               ffn_dim_multiplier=params.ffn_dim_multiplier)
-    return _assign(module, state, f"layers.{layer}.feed_forward.")
+    return _reference.feed_forward(_weights(state, params), layer)
 
 
 def meta_block(state, params, layer: int = 0, max_seq_len: int = 64):
     """Meta's ``TransformerBlock`` of layer ``layer``, every tensor assigned from ``state``."""
-    import torch
-
-    M = meta_llama3_model()
-    with torch.device("meta"):
-        module = M.TransformerBlock(layer, meta_model_args(params, max_seq_len))
-    return _assign(module, state, f"layers.{layer}.")
+    return _reference.transformer_block(_weights(state, params), layer, max_seq_len)
 
 
 def meta_transformer(state, params, max_seq_len: int = 64):
     """Meta's whole ``Transformer``, every tensor assigned from ``state``; ``freqs_cis`` computed by Meta's code."""
-    import torch
-
-    M = meta_llama3_model()
-    args = meta_model_args(params, max_seq_len)
-    with torch.device("meta"):
-        module = M.Transformer(args)
-    _assign(module, state, "")
-    module.freqs_cis = M.precompute_freqs_cis(args.dim // args.n_heads, args.max_seq_len * 2,
-                                              args.rope_theta, args.use_scaled_rope)
-    return module
+    return _reference.transformer(_weights(state, params), max_seq_len)
 
 
 def meta_freqs_cis(params, seqlen: int, start_pos: int = 0):
     """``freqs_cis`` [seqlen, head_dim/2] complex64 as Meta's ``Transformer`` slices it."""
-    M = meta_llama3_model()
-    full = M.precompute_freqs_cis(params.head_dim, 2 * max(seqlen + start_pos, 1), params.rope_theta, params.use_scaled_rope)
+    full = _reference.precompute_freqs_cis(params, 2 * max(seqlen + start_pos, 1))
     return full[start_pos : start_pos + seqlen]
 
 

@@ -87,7 +87,8 @@ def test_binder_build_steps_in_a_fresh_virtual_environment():
 # --------------------------------------------------------------------------- the workflow
 
 
-def test_workflow_runs_make_test_on_python_311_with_chromium():
+def test_workflow_runs_ci_run_on_python_311_with_chromium():
+    """One CI path: the workflow runs .ci/run, which runs README's test command."""
     flow = yaml.safe_load(WORKFLOW.read_text())
     job = flow["jobs"]["test"]
     assert job["runs-on"].startswith("ubuntu")
@@ -95,7 +96,10 @@ def test_workflow_runs_make_test_on_python_311_with_chromium():
     python = [s for s in steps if s.get("uses", "").startswith("actions/setup-python@")]
     assert python and python[0]["with"]["python-version"] == "3.11"
     assert any("chrom" in (s.get("name", "") + s.get("uses", "")).lower() for s in steps)
-    assert any(s.get("run", "").strip() == "make test" for s in steps)
+    assert any(s.get("run", "").strip() == "bash .ci/run" for s in steps)
+    assert not any("make " in s.get("run", "") for s in steps), "the workflow runs .ci/run only, as this repository's CI"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.rstrip().endswith("make test") and "`make test`" in (ROOT / "README.md").read_text()
 
 
 def test_workflow_passes_actionlint():

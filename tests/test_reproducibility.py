@@ -1,12 +1,23 @@
-"""The committed outputs reproduce under every CPU kernel family, and the real-weights test mode works.
+"""The committed outputs reproduce on every CPU path this machine can emulate, and the real-weights test mode works.
 
-nbval compares every output text exactly. bf16 matmuls and float reductions may give different
-last bits under different ATen CPU kernels, so the notebooks print only what is stable; these
-tests re-run strict nbval with each kernel family this CPU supports.
+nbval compares every output text exactly. The last bits of bf16 matrix products and float reductions depend on
+the kernels a CPU runs, so the notebooks print only what is the same on every CPU path, and these tests re-run
+strict nbval over a matrix of paths emulated on this one machine:
+
+- ``ATEN_CPU_CAPABILITY`` (PyTorch's own vectorised kernels): ``default``, ``avx2``, ``avx512``;
+- ``ONEDNN_MAX_CPU_ISA`` (the oneDNN library behind bf16 matrix products, which ``ATEN_CPU_CAPABILITY`` does not
+  reach): ``AVX2`` (no oneDNN bf16 kernels: PyTorch's own), ``AVX512_CORE``, ``AVX512_CORE_BF16``,
+  ``AVX512_CORE_AMX``;
+- 1 and 2 threads (``OMP_NUM_THREADS``).
+
+Each value is tried only where this CPU has the instructions. ``make test`` runs :data:`REPRESENTATIVE` (with its
+own run on the machine's defaults, every value of every axis appears at least once); ``make test-matrix``
+(``LLAMA3_TEST_MATRIX=full``) runs every combination.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -20,6 +31,19 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = [str(p) for p in plumbing.series_notebooks()]
 pytestmark = pytest.mark.notebook
 
+#: oneDNN's ISA caps, with the CPU flags each needs and the words oneDNN's verbose line names it by ("" : no oneDNN bf16).
+ONEDNN_ISAS = {
+    "AVX2": ({"avx2", "fma"}, ""),
+    "AVX512_CORE": ({"avx512f", "avx512bw", "avx512vl", "avx512dq"}, "AVX512BW"),
+    "AVX512_CORE_BF16": ({"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16"}, "bfloat16 support"),
+    "AVX512_CORE_AMX": ({"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16", "amx_bf16", "amx_tile"}, "AMX"),
+}
+#: PyTorch's kernel families, with the CPU flags each needs.
+ATEN_CAPABILITIES = {"default": set(), "avx2": {"avx2", "fma"}, "avx512": {"avx512f", "avx512bw", "avx512vl", "avx512dq"}}
+THREADS = (1, 2)
+#: The part of the matrix ``make test`` runs: beside its own run on the machine's defaults, each value once.
+REPRESENTATIVE = [("default", "AVX2", 1), ("avx2", "AVX512_CORE", 2), ("avx512", "AVX512_CORE_BF16", 1)]
+
 
 def cpu_flags() -> set[str]:
     """The CPU's feature flags from Linux's /proc/cpuinfo (empty elsewhere: only the default kernels are tried)."""
@@ -32,34 +56,55 @@ def cpu_flags() -> set[str]:
     return set()
 
 
-def supported_capabilities() -> list[str]:
-    """ATEN_CPU_CAPABILITY values torch can use here: default always; avx2 and avx512 when the CPU has them."""
+def supported_matrix() -> list[tuple[str, str, int]]:
+    """Every (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA, threads) this CPU can run."""
     flags = cpu_flags()
-    caps = ["default"]
-    if {"avx2", "fma"} <= flags:
-        caps.append("avx2")
-    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
-        caps.append("avx512")
-    return caps
+    caps = [c for c, need in ATEN_CAPABILITIES.items() if need <= flags]
+    isas = [i for i, (need, _) in ONEDNN_ISAS.items() if need <= flags]
+    return list(itertools.product(caps, isas, THREADS))
+
+
+def matrix() -> list[tuple[str, str, int]]:
+    """The combinations to run: all with ``LLAMA3_TEST_MATRIX=full``, else the representative ones this CPU supports."""
+    supported = supported_matrix()
+    if os.environ.get("LLAMA3_TEST_MATRIX") == "full":
+        return supported
+    return [combo for combo in REPRESENTATIVE if combo in supported]
 
 
 def clean_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLAMA3_", "ATEN_CPU_CAPABILITY"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("LLAMA3_", "ATEN_CPU_CAPABILITY", "ONEDNN_", "OMP_NUM_THREADS", "MKL_NUM_THREADS"))}
     env.update(extra)
     return env
 
 
-def run_pytest(args, env, timeout=900):
+def run_pytest(args, env, timeout=1200):
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("capability", supported_capabilities())
-def test_strict_nbval_under_cpu_capability(capability, standin_dir):
-    env = clean_env(ATEN_CPU_CAPABILITY=capability)
-    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                           env=env, capture_output=True, text=True, timeout=120)
-    assert probe.stdout.strip().lower() == capability.lower(), probe.stdout + probe.stderr
+PROBE = """import torch
+a, b = torch.ones(17, 256, dtype=torch.bfloat16), torch.ones(64, 256, dtype=torch.bfloat16)
+(a @ b.T).sum()
+print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads())
+"""
+
+
+def test_the_matrix_is_not_empty():
+    assert supported_matrix(), "no CPU path to try: every strict nbval run would be skipped"
+
+
+@pytest.mark.parametrize("capability, isa, threads", matrix(),
+                         ids=[f"aten-{c}-onednn-{i}-{t}thread{'s' * (t > 1)}" for c, i, t in matrix()])
+def test_strict_nbval_on_an_emulated_cpu(capability, isa, threads, standin_dir):
+    env = clean_env(ATEN_CPU_CAPABILITY=capability, ONEDNN_MAX_CPU_ISA=isa, OMP_NUM_THREADS=str(threads))
+    probe = subprocess.run([sys.executable, "-c", PROBE], env={**env, "ONEDNN_VERBOSE": "1"},
+                           capture_output=True, text=True, timeout=120)
+    isa_lines = [line for line in probe.stdout.splitlines() if ",info,cpu,isa:" in line]
+    words = ONEDNN_ISAS[isa][1]
+    assert (words in isa_lines[0]) if words else not any("AVX-512" in line or "AMX" in line for line in isa_lines), isa_lines
+    assert probe.stdout.splitlines()[-1].split() == [capability.upper(), str(threads)], probe.stdout + probe.stderr
     out = run_pytest(["--nbval", "--nbval-current-env", *NOTEBOOKS], env)
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
 

@@ -16,6 +16,7 @@ One job a module:
 ``tokenizer``  Meta's ``tokenizer.model`` in tiktoken, Meta's ``encode`` rules, the tokenizer child process
 ``inputs``     :func:`setup`: what a notebook's setup cell needs, in one call
 ``checks``     :func:`check`: one verdict line per comparison
+``reference``  Meta's reference code (``llama_models/llama3/model.py``) run on the checkpoint, for the checks
 ``export``     :func:`export`: result tensors to ``$LLAMA3_EXPORT_DIR``
 ``standin``    the deterministic synthetic stand-in checkpoint
 ``cli``        ``python -m plumbing build-standin | check-weights | nbval-flag``
@@ -35,6 +36,7 @@ Environment variables (the series' stable interface):
 """
 
 from .checkpoint import Checkpoint, open_checkpoint
+from . import reference
 from .checks import check, same_bits
 from .errors import Llama3Error
 from .export import export
@@ -50,7 +52,7 @@ from .tokenizer import (MAX_NO_WHITESPACES_CHARS, PAT_STR, TIKTOKEN_MAX_ENCODE_C
 from .weights import WeightsSource, find_weights, is_standin, resolve_dir
 
 __all__ = [
-    "Checkpoint", "open_checkpoint", "check", "same_bits", "Llama3Error", "export",
+    "Checkpoint", "open_checkpoint", "reference", "check", "same_bits", "Llama3Error", "export",
     "HF_LAYER_TO_META", "HF_TO_META", "hf_name_to_meta", "hf_permute", "hf_unpermute",
     "DEFAULT_PROMPT", "Inputs", "prompt", "setup",
     "LLAMA3_8B_PARAMS", "ModelParams", "params_from_hf_config",

@@ -1,0 +1,109 @@
+"""The notebooks' visible checks have teeth: mistakes a learner makes, injected into a notebook's own code, stop it.
+
+Each mutation replaces one snippet of a code cell (it must occur exactly once in the notebook) by a plausible
+mistake: a constant, an axis, a weight read under the wrong name, an order of operations, a missing step, a
+position in the cache. The mutated notebook runs on the stand-in in a fresh kernel and must stop with an
+``AssertionError`` raised by the check named in the list: the check a learner sees in Jupyter, not a test of
+``tests/``. The list is the one kept by the series; add to it when a notebook gains a step.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nbformat
+import pytest
+from nbclient.exceptions import CellExecutionError
+
+from conftest import NOTEBOOKS
+from run_notebooks import execute_notebook
+
+pytestmark = pytest.mark.notebook
+
+#: (notebook, mistake, snippet of its code, the mistake in its place, start of the check that must stop it)
+MUTATIONS = [
+    ("03", "epsilon outside the square root", "inv_rms = torch.rsqrt(mean_square + inputs.params.norm_eps)",
+     "inv_rms = 1 / (torch.sqrt(mean_square) + inputs.params.norm_eps)", "token_embeddings vs Meta's RMSNorm"),
+    ("03", "mean over the tokens instead of each token's numbers", "mean_square = x_float.pow(2).mean(-1, keepdim=True)",
+     "mean_square = x_float.pow(2).mean(0, keepdim=True)", "RMS of normed_float"),
+    ("03", "the gain of another layer norm", 'inputs.checkpoint.get("layers.0.attention_norm.weight")',
+     'inputs.checkpoint.get("layers.0.ffn_norm.weight")', "token_embeddings vs Meta's RMSNorm"),
+    ("03", "the gain applied in float32, one rounding instead of two", "token_embeddings = normed * attention_norm_weight",
+     "token_embeddings = (normed_float * attention_norm_weight.float()).to(torch.bfloat16)", "token_embeddings vs Meta's RMSNorm"),
+    ("04", "Llama 2's rope_theta", "freqs = rope_frequencies(rope_theta, head_dim)",
+     "freqs = rope_frequencies(10000.0, head_dim)", "freqs_cis vs Meta's precompute_freqs_cis"),
+    ("04", "positions counted from 1", "t = torch.arange(seqlen, dtype=torch.float32)",
+     "t = torch.arange(1, seqlen + 1, dtype=torch.float32)", "freqs_cis vs Meta's precompute_freqs_cis"),
+    ("04", "pairs j and j + head_dim/2 (Hugging Face's layout) with Meta's weights",
+     "xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))",
+     "xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], 2, -1).transpose(-1, -2).contiguous())",
+     "xq_rotated vs Meta's apply_rotary_emb"),
+    ("04", "layer 1's wq", 'wq = inputs.checkpoint.get("layers.0.attention.wq.weight")',
+     'wq = inputs.checkpoint.get("layers.1.attention.wq.weight")', "xq vs Meta's wq"),
+    ("05", "scores divided by head_dim instead of its square root",
+     "scores = torch.matmul(xq_heads, keys_heads.transpose(1, 2)) / math.sqrt(head_dim)\nshow",
+     "scores = torch.matmul(xq_heads, keys_heads.transpose(1, 2)) / head_dim\nshow", "scores vs float32 einsum"),
+    ("05", "key/value heads tiled instead of repeated in place",
+     "return x[:, :, None, :].expand(slen, n_kv_heads, n_rep, head_dim).reshape(slen, n_kv_heads * n_rep, head_dim)",
+     "return x[:, None, :, :].expand(slen, n_rep, n_kv_heads, head_dim).reshape(slen, n_kv_heads * n_rep, head_dim)",
+     "keys vs torch.repeat_interleave"),
+    ("05", "the mask also hides the diagonal", "mask = torch.triu(mask, diagonal=1).type_as(token_embeddings_unnormalized)",
+     "mask = torch.triu(mask, diagonal=0).type_as(token_embeddings_unnormalized)", "mask vs -inf where n > m"),
+    ("05", "the softmax over the query axis", "attention_weights = F.softmax(scores.float(), dim=-1).type_as(xq_heads)",
+     "attention_weights = F.softmax(scores.float(), dim=-2).type_as(xq_heads)", "row sums of the float32 softmax"),
+    ("05", "the softmax in bf16", "attention_weights = F.softmax(scores.float(), dim=-1).type_as(xq_heads)",
+     "attention_weights = F.softmax(scores, dim=-1)", "attention_output vs Meta's Attention.forward"),
+    ("05", "heads concatenated without the transpose", "output_concatenated = output.transpose(0, 1).contiguous().view(seqlen, -1)",
+     "output_concatenated = output.contiguous().view(seqlen, -1)", "attention_output vs Meta's Attention.forward"),
+    ("05", "the cached token rotated as position 0",
+     "xq_new = apply_rotary_emb((x_new @ wq.T).view(1, n_heads, head_dim), freqs_cis[start_pos:])",
+     "xq_new = apply_rotary_emb((x_new @ wq.T).view(1, n_heads, head_dim), freqs_cis[:1])",
+     "attention output of the new token vs Meta's Attention with its cache"),
+    ("06", "w1 and w3 swapped where they are read",
+     'w1, w3, w2 = layer0("feed_forward.w1"), layer0("feed_forward.w3"), layer0("feed_forward.w2")',
+     'w1, w3, w2 = layer0("feed_forward.w3"), layer0("feed_forward.w1"), layer0("feed_forward.w2")', "gate vs Meta's w1"),
+    ("06", "attention_norm's gain read for ffn_norm", 'ffn_norm_weight = layer0("ffn_norm")',
+     'ffn_norm_weight = layer0("attention_norm")', "ffn_input vs Meta's ffn_norm"),
+    ("06", "the residual connection left out", "layer_output = h + ffn_output", "layer_output = ffn_output",
+     "layer_output vs Meta's TransformerBlock"),
+    ("07", "scores divided by head_dim instead of its square root",
+     "scores = torch.matmul(xq_heads, keys_heads.transpose(1, 2)) / math.sqrt(head_dim)",
+     "scores = torch.matmul(xq_heads, keys_heads.transpose(1, 2)) / head_dim", "layer0_output vs Meta's TransformerBlock"),
+    ("07", "w1 and w3 swapped in the block", 'for name in ("w1", "w2", "w3"))', 'for name in ("w3", "w2", "w1"))',
+     "layer0_output vs Meta's TransformerBlock"),
+    ("07", "the final norm left out", "h_norm = rms_norm(h, norm_weight)             # [seqlen, dim] bf16",
+     "h_norm = h                                   # [seqlen, dim] bf16", "logits vs Meta's Transformer.forward"),
+    ("07", "each new token rotated as position 0", "freqs_cis = precompute_freqs_cis(start_pos + seqlen)[start_pos:]\n    h =",
+     "freqs_cis = precompute_freqs_cis(seqlen)\n    h =", "step 0: logits vs Meta's Transformer.forward"),
+    ("07", "the cache read one position short",
+     "torch.cat([cached_k[:start_pos], xk_rotated]), torch.cat([cached_v[:start_pos], xv])",
+     "torch.cat([cached_k[:start_pos - 1], xk_rotated]), torch.cat([cached_v[:start_pos - 1], xv])",
+     "step 0: logits vs Meta's Transformer.forward"),
+]
+
+
+def mutated(stem: str, snippet: str, mistake: str):
+    """Notebook ``stem`` with ``snippet`` (in exactly one code cell, once) replaced by ``mistake``."""
+    nb = nbformat.read(NOTEBOOKS[stem], as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and snippet in c.source]
+    assert len(cells) == 1 and cells[0].source.count(snippet) == 1, f"{stem}: the snippet must occur once: {snippet!r}"
+    cells[0].source = cells[0].source.replace(snippet, mistake)
+    return nb
+
+
+def test_the_list_covers_notebooks_03_to_07():
+    assert len(MUTATIONS) >= 15
+    assert {stem for stem, *_ in MUTATIONS} >= {"03", "04", "05", "06", "07"}
+
+
+@pytest.mark.parametrize("stem, mistake, snippet, replacement, check", MUTATIONS,
+                         ids=[f"{m[0]}-{m[1].replace(' ', '_')}" for m in MUTATIONS])
+def test_a_visible_check_stops_the_mistake(tmp_path, standin_dir, stem, mistake, snippet, replacement, check):
+    path = tmp_path / NOTEBOOKS[stem].name
+    nbformat.write(mutated(stem, snippet, replacement), path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    with pytest.raises(CellExecutionError) as stopped:
+        execute_notebook(path, None, env=env, progress=False)
+    error = stopped.value
+    assert error.ename == "AssertionError", f"{mistake}: stopped by {error.ename}: {error.evalue}"
+    assert error.evalue.startswith(check), f"{mistake}: stopped by another check: {error.evalue}"
