@@ -23,7 +23,7 @@ pytestmark = pytest.mark.notebook
 #: (notebook, mistake, snippet of its code, the mistake in its place, start of the check that must stop it)
 MUTATIONS = [
     ("03", "epsilon outside the square root", "inv_rms = torch.rsqrt(mean_square + inputs.params.norm_eps)",
-     "inv_rms = 1 / (torch.sqrt(mean_square) + inputs.params.norm_eps)", "token_embeddings vs Meta's RMSNorm"),
+     "inv_rms = 1 / (torch.sqrt(mean_square) + inputs.params.norm_eps)", "RMS of normed_float"),
     ("03", "mean over the tokens instead of each token's numbers", "mean_square = x_float.pow(2).mean(-1, keepdim=True)",
      "mean_square = x_float.pow(2).mean(0, keepdim=True)", "RMS of normed_float"),
     ("03", "the gain of another layer norm", 'inputs.checkpoint.get("layers.0.attention_norm.weight")',
@@ -50,9 +50,10 @@ MUTATIONS = [
     ("05", "the mask also hides the diagonal", "mask = torch.triu(mask, diagonal=1).type_as(token_embeddings_unnormalized)",
      "mask = torch.triu(mask, diagonal=0).type_as(token_embeddings_unnormalized)", "mask vs -inf where n > m"),
     ("05", "the softmax over the query axis", "attention_weights = F.softmax(scores.float(), dim=-1).type_as(xq_heads)",
-     "attention_weights = F.softmax(scores.float(), dim=-2).type_as(xq_heads)", "row sums of the float32 softmax"),
-    ("05", "the softmax in bf16", "attention_weights = F.softmax(scores.float(), dim=-1).type_as(xq_heads)",
-     "attention_weights = F.softmax(scores, dim=-1)", "attention_output vs Meta's Attention.forward"),
+     "attention_weights = F.softmax(scores.float(), dim=-2).type_as(xq_heads)", "row sums of attention_weights"),
+    ("05", "the scores scaled a second time", "attention_weights = F.softmax(scores.float(), dim=-1).type_as(xq_heads)",
+     "attention_weights = F.softmax(scores.float() / math.sqrt(head_dim), dim=-1).type_as(xq_heads)",
+     "attention_output vs Meta's Attention.forward"),
     ("05", "heads concatenated without the transpose", "output_concatenated = output.transpose(0, 1).contiguous().view(seqlen, -1)",
      "output_concatenated = output.contiguous().view(seqlen, -1)", "attention_output vs Meta's Attention.forward"),
     ("05", "the cached token rotated as position 0",
