@@ -14,15 +14,15 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: run test test-fast test-matrix html check-weights refresh bench standin setup lab clean
+.PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench standin setup lab clean
 
-## setup: create .venv and install the pinned requirements (skipped when up to date)
+## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 setup: $(STAMP)
-$(STAMP): requirements.txt pyproject.toml
-	@echo "==> creating $(VENV) and installing requirements.txt (pinned; torch 2.13.0 CPU build)"
+$(STAMP): requirements.lock pyproject.toml
+	@echo "==> creating $(VENV) and installing requirements.lock (every package pinned; torch 2.13.0 CPU build)"
 	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --progress-bar on -r requirements.txt
+	$(PY) -m pip install --progress-bar on -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --editable .   # the shared package plumbing (notebooks/plumbing/)
 	@touch $@
 
@@ -47,6 +47,7 @@ html: $(STAMP)
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 test: standin
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
+	$(PY) -m ruff check .
 	@start=$$(date +%s); \
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/; status=$$?; \
@@ -58,9 +59,21 @@ test-matrix: standin
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR LLAMA3_TEST_MATRIX=full $(PY) -m pytest -p no:cacheprovider -rs -v \
 	    tests/test_reproducibility.py -k emulated_cpu
 
-## test-fast: every test that executes no notebook and is not slow (under a minute; for development)
+## test-fast: the linter, then every test that executes no notebook and is not slow (under a minute; for development)
 test-fast: standin
+	$(PY) -m ruff check .
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs -m "not notebook and not slow" tests/
+
+## lock: maintainers: compile requirements.lock from requirements.txt with pip-tools, every package pinned
+## (torch without the +cpu of the build installed here, so that the lock accepts PyTorch's other builds too)
+lock: $(STAMP)
+	$(VENV)/bin/pip-compile --quiet --no-emit-index-url --no-emit-find-links --strip-extras \
+	    --output-file requirements.lock requirements.txt
+	sed -i.bak 's/^torch==\(.*\)+cpu$$/torch==\1/' requirements.lock && rm requirements.lock.bak
+
+## lint: ruff on the package, the tools, the tests and the notebooks' code cells (settings: pyproject.toml)
+lint: $(STAMP)
+	$(PY) -m ruff check .
 
 ## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report
 check-weights: standin

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
 import plumbing
 from run_notebooks import execute_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
 
 #: "05" -> notebooks/05_attention.ipynb, for every notebook of the series (the one list: the NN_*.ipynb glob).
 NOTEBOOKS = {p.name[:2]: p for p in plumbing.series_notebooks()}
@@ -69,7 +69,7 @@ def run_notebook(tmp_path_factory):
         key = (stem, prompt, str(llama3_dir))
         if key not in cache:
             out = tmp_path_factory.mktemp(f"export{stem}")
-            env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+            env = plumbing.clean_environ()
             env["LLAMA3_EXPORT_DIR"] = str(out)
             if prompt is not None:
                 env["LLAMA3_PROMPT"] = prompt

@@ -299,11 +299,10 @@ def test_one_token_prompt_runs_without_warnings(tmp_path, standin_dir):
 
     Executed directly (not through ``run_notebook``) to see the cells' outputs.
     """
-    import os
 
     from safetensors.torch import load_file
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    env = plumbing.clean_environ()
     env.update(LLAMA3_PROMPT="", LLAMA3_EXPORT_DIR=str(tmp_path))
     nb = execute_notebook(plumbing.REPO_ROOT / "notebooks" / "05_attention.ipynb", None, env=env, progress=False)
     stderr = [out.get("text", "") for cell in nb.cells if cell.cell_type == "code"

@@ -103,7 +103,7 @@ def compact_forward(state: dict, params: plumbing.ModelParams, tokens: list[int]
     mask = torch.triu(torch.full((seqlen, seqlen), float("-inf")), diagonal=1).to(torch.bfloat16)
     h = state["tok_embeddings.weight"][torch.tensor(tokens)]
     for layer in range(params.n_layers):
-        w = lambda name: state[f"layers.{0 if bug == 'layer 0 weights' else layer}.{name}.weight"]  # noqa: E731
+        w = lambda name, layer=layer: state[f"layers.{0 if bug == 'layer 0 weights' else layer}.{name}.weight"]
         x = norm(h, w("attention_norm"))
         xq = rotate((x @ w("attention.wq").T).view(seqlen, H, hd), cis).transpose(0, 1)
         xk = rotate((x @ w("attention.wk").T).view(seqlen, Hkv, hd), cis).repeat_interleave(H // Hkv, 1).transpose(0, 1)

@@ -9,12 +9,11 @@ position in the cache. The mutated notebook runs on the stand-in in a fresh kern
 
 from __future__ import annotations
 
-import os
-
 import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
+import plumbing
 from conftest import NOTEBOOKS
 from run_notebooks import execute_notebook
 
@@ -102,7 +101,7 @@ def test_the_list_covers_notebooks_03_to_07():
 def test_a_visible_check_stops_the_mistake(tmp_path, standin_dir, stem, mistake, snippet, replacement, check):
     path = tmp_path / NOTEBOOKS[stem].name
     nbformat.write(mutated(stem, snippet, replacement), path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    env = plumbing.clean_environ()
     with pytest.raises(CellExecutionError) as stopped:
         execute_notebook(path, None, env=env, progress=False)
     error = stopped.value

@@ -73,10 +73,8 @@ def matrix() -> list[tuple[str, str, int]]:
 
 
 def clean_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("LLAMA3_", "ATEN_CPU_CAPABILITY", "ONEDNN_", "OMP_NUM_THREADS", "MKL_NUM_THREADS"))}
-    env.update(extra)
-    return env
+    """The environment without the series' variables and without any CPU-path setting, plus ``extra``."""
+    return plumbing.clean_environ("ATEN_CPU_CAPABILITY", "ONEDNN_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", **extra)
 
 
 def run_pytest(args, env, timeout=1200):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,7 @@ def copied_notebook():
 
 
 def run(args: list[str], **kw) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    env = plumbing.clean_environ()
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, **kw)
 
 

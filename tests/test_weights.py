@@ -14,10 +14,12 @@ import torch
 
 import plumbing
 from plumbing import Llama3Error
-from references import hf_config, hf_permute_by_index as permute_by_index
+from references import hf_config
+from references import hf_permute_by_index as permute_by_index
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYER0 = ["tok_embeddings.weight"] + [k for k in plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS).expected_shapes() if k.startswith("layers.0.")]
+LAYER0 = ["tok_embeddings.weight"] + [k for k in plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS).expected_shapes()
+                                      if k.startswith("layers.0.")]
 
 
 def sha256(path: Path) -> str:
@@ -325,7 +327,7 @@ def test_interrupted_run_leaves_no_stale_results(tmp_path):
     names = ["01_tokenization.ipynb", "02_embedding_lookup.ipynb"]
     for name in names:
         (out / name).write_text("{}")  # results of an earlier run
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    env = plumbing.clean_environ()
     run = subprocess.Popen([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out),
                             *[str(ROOT / "notebooks" / n) for n in names]],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

@@ -41,7 +41,7 @@ from .checks import check, same_bits
 from .errors import Llama3Error
 from .export import export
 from .hf_layout import HF_LAYER_TO_META, HF_TO_META, hf_name_to_meta, hf_permute, hf_unpermute
-from .inputs import DEFAULT_PROMPT, Inputs, prompt, setup
+from .inputs import DEFAULT_PROMPT, Inputs, clean_environ, prompt, setup
 from .params import LLAMA3_8B_PARAMS, ModelParams, params_from_hf_config
 from .paths import REPO_ROOT, STANDIN_DIR, STANDIN_MARKER, display_path, series_notebooks
 from .standin import (STANDIN_SEED, STANDIN_SHARING, build_standin, ensure_standin, standin_complete,
@@ -54,7 +54,7 @@ from .weights import WeightsSource, find_weights, is_standin, resolve_dir
 __all__ = [
     "Checkpoint", "open_checkpoint", "reference", "check", "same_bits", "Llama3Error", "export",
     "HF_LAYER_TO_META", "HF_TO_META", "hf_name_to_meta", "hf_permute", "hf_unpermute",
-    "DEFAULT_PROMPT", "Inputs", "prompt", "setup",
+    "DEFAULT_PROMPT", "Inputs", "clean_environ", "prompt", "setup",
     "LLAMA3_8B_PARAMS", "ModelParams", "params_from_hf_config",
     "REPO_ROOT", "STANDIN_DIR", "STANDIN_MARKER", "display_path", "series_notebooks",
     "STANDIN_SEED", "STANDIN_SHARING", "build_standin", "ensure_standin", "standin_complete",

@@ -6,14 +6,15 @@ import json
 import os
 import pickle
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .errors import Llama3Error
 from .hf_layout import hf_name_to_meta, hf_unpermute
 from .params import ModelParams, params_from_hf_config
 from .paths import display_path
 from .weights import WeightsSource, find_weights
+
 
 class Checkpoint:
     """Read-only view of a checkpoint in Meta's names and layout, memory-mapped.
@@ -44,7 +45,7 @@ class Checkpoint:
             self._state = None
             self._hf = _open_safetensors(source.files)
             self._shapes, self._dtypes, self._hf_names = {}, {}, {}
-            for hf_name, (handle, shape, dtype) in self._hf.items():
+            for hf_name, (_handle, shape, dtype) in self._hf.items():
                 meta = hf_name_to_meta(hf_name)
                 if meta is not None:
                     self._shapes[meta], self._dtypes[meta], self._hf_names[meta] = shape, dtype, hf_name
@@ -161,9 +162,8 @@ def _torch_load_mmap(path: Path) -> dict:
 
 def _open_safetensors(files: Iterable[Path]) -> dict:
     """Hugging Face name -> (safe_open handle, shape, torch dtype) over every shard (lazy)."""
-    from safetensors import SafetensorError, safe_open
-
     import torch
+    from safetensors import SafetensorError, safe_open
 
     dtypes = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}
     found = {}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from .errors import Llama3Error
 from .inputs import prompt
+from .paths import atomic_write
 from .weights import find_weights
+
 
 def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None = None) -> Path | None:
     """Write ``tensors`` to ``$LLAMA3_EXPORT_DIR/filename`` (safetensors) when that variable is set.
@@ -38,16 +39,10 @@ def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None =
         text = prompt().encode("utf-8", "backslashreplace").decode("utf-8")
         meta = {"prompt": text, "weights": find_weights().description, **(metadata or {})}
         data = {k: v.detach().contiguous() for k, v in tensors.items()}
-        with tempfile.NamedTemporaryFile(dir=out, prefix=f".{filename}.", suffix=".tmp", delete=False) as tmp:
-            tmp_path = Path(tmp.name)
-        try:
-            save_file(data, str(tmp_path), metadata={k: str(v) for k, v in meta.items()})
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_path, 0o666 & ~umask)  # like any file the user creates (temporary files start private)
-            os.replace(tmp_path, out / filename)
-        finally:
-            tmp_path.unlink(missing_ok=True)
+        umask = os.umask(0)
+        os.umask(umask)
+        atomic_write(out / filename, lambda tmp: save_file(data, str(tmp), metadata={k: str(v) for k, v in meta.items()}),
+                     mode=0o666 & ~umask)  # like any file the user creates (temporary files start private)
     except OSError as e:
         raise Llama3Error(f"Cannot write the export to LLAMA3_EXPORT_DIR={folder!r}: {e.strerror}.") from None
     except SafetensorError as e:  # safetensors reports its own I/O failures (a full disk) this way

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from .checkpoint import Checkpoint, open_checkpoint
 from .params import ModelParams
@@ -14,6 +14,13 @@ from .tokenizer import tokenize_out_of_process, tokenizer_path
 from .weights import resolve_dir
 
 DEFAULT_PROMPT = "the answer to the ultimate question of life, the universe, and everything is "
+
+
+def clean_environ(*prefixes: str, **extra: str) -> dict[str, str]:
+    """This process's environment without the series' variables (``LLAMA3_*``) nor any starting with ``prefixes``,
+    plus ``extra``: for a child process (a notebook kernel, a test's run) that must see the defaults."""
+    drop = ("LLAMA3_", *prefixes)
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(drop)}, **extra}
 
 
 def prompt() -> str:

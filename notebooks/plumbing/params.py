@@ -6,7 +6,7 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from .errors import Llama3Error
 from .paths import display_path
@@ -51,7 +51,7 @@ class ModelParams:
             object.__setattr__(self, "n_kv_heads", self.n_heads)
 
     @classmethod
-    def from_dict(cls, raw: Mapping, source: str = "params.json") -> "ModelParams":
+    def from_dict(cls, raw: Mapping, source: str = "params.json") -> ModelParams:
         """Build from a parsed ``params.json``; raise :class:`Llama3Error` on missing or bad keys."""
         if not isinstance(raw, Mapping):
             raise Llama3Error(f"{source} must hold a JSON object, found {type(raw).__name__}.")
@@ -69,7 +69,7 @@ class ModelParams:
         return params
 
     @classmethod
-    def from_json(cls, path: Path) -> "ModelParams":
+    def from_json(cls, path: Path) -> ModelParams:
         """Read and validate ``params.json`` at ``path``."""
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))

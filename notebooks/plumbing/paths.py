@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 STANDIN_DIR = REPO_ROOT / "data" / "standin"

@@ -25,7 +25,7 @@ import importlib
 import importlib.util
 import sys
 import types
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .errors import Llama3Error
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from .params import LLAMA3_8B_PARAMS, ModelParams
 from .paths import STANDIN_DIR, STANDIN_MARKER, atomic_write

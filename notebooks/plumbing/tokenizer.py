@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import Llama3Error
 from .paths import display_path
