@@ -5,7 +5,6 @@ It checks that the benchmark works, not its numbers: benchmarks are not timed te
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
@@ -25,7 +24,7 @@ NUMBER = re.compile(r"^\d+(\.\d+)?$")
 @pytest.mark.notebook
 def test_quick_bench_writes_a_well_formed_table(standin_dir, tmp_path):
     out = tmp_path / "bench.md"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
+    env = plumbing.clean_environ()
     proc = subprocess.run([sys.executable, "tools/bench.py", "--quick", "--out", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -5,16 +5,16 @@
     python tools/bench.py --out FILE --profile   # write elsewhere; also print each notebook's cells
 
 Always on the synthetic stand-in: ``LLAMA3_*`` is removed from the environment of everything started here.
-Kernels run as tools/run_notebooks.py runs them; the other measurements are fresh ``python -c`` processes
-whose memory tools/memory.py samples every 20 ms. Targets (issue 15) are reported, never asserted.
-Exit status 1 when a measurement failed (the table is written anyway), 2 when the stand-in is missing.
+Kernels run through tools/run_notebooks.py's ``execute_notebook``; the other measurements are fresh processes,
+one program of tools/bench_probes/ each, whose memory tools/memory.py samples every 20 ms. Targets (issue 15)
+are reported, never asserted. Exit status 1 when a measurement failed (the table is written anyway), 2 when the
+stand-in is missing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import re
 import shutil
@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-import psutil
-from nbclient import NotebookClient
-
 import plumbing
+import psutil
 from memory import GiB, Watch
-from run_notebooks import local_kernel_config
+from run_notebooks import execute_notebook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+PROBES = Path(__file__).resolve().parent / "bench_probes"
+ENV = plumbing.clean_environ()  # for everything started here: the stand-in
 MIB = 2**20
 LIMIT, RESERVE = 20 * GiB, int(1.5 * GiB)  # kill a measured process above this anon / when the machine has less left
 ANON_TARGET, FORWARD_TARGET = 1.5, 1.3  # notebook 07: peak anon vs the import-only kernel; forward vs Meta's
@@ -59,13 +59,6 @@ class Row:
     cells: list = field(default_factory=list)  # kernels: (cell index, seconds, CPU seconds, peak anon) per code cell
 
 
-def clean_env(tests: bool = False) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA3_")}
-    if tests:  # tests/references.py: Meta's modules with fairscale replaced by plain layers
-        env["PYTHONPATH"] = str(REPO_ROOT / "tests")
-    return env
-
-
 def one_line(text) -> str:
     """The last meaningful line of an error, without this machine's paths, fit for a table cell."""
     lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(text)).splitlines() if ln.strip()]
@@ -78,12 +71,12 @@ def one_line(text) -> str:
 # --------------------------------------------------------------------------- how to run things
 
 
-def kernel(label: str, nb) -> Row:
-    """Run the notebook ``nb`` in a fresh kernel as tools/run_notebooks.py does, watching the kernel's memory."""
+def kernel(label: str, path: Path) -> Row:
+    """Run the notebook ``path`` in a fresh kernel with tools/run_notebooks.py's runner, watching the kernel's memory."""
     row, state = Row(label), {}
 
-    def started(**_):
-        state["watch"] = Watch(client.km.provisioner.process.pid, limit=LIMIT, reserve=RESERVE)
+    def started(pid):
+        state["watch"] = Watch(pid, limit=LIMIT, reserve=RESERVE)
 
     def cpu():
         return sum(state["watch"].root.cpu_times()[:2])
@@ -95,12 +88,8 @@ def kernel(label: str, nb) -> Row:
 
     t0 = time.perf_counter()
     try:
-        with local_kernel_config() as config:
-            client = NotebookClient(nb, config=config, timeout=3600, kernel_name="python3", record_timing=False,
-                                    resources={"metadata": {"path": str(REPO_ROOT / "notebooks")}},
-                                    on_notebook_start=started, on_cell_executed=cell_done,
-                                    on_cell_start=lambda **_: state.update(t=time.perf_counter(), cpu=cpu()))
-            client.execute(env=clean_env())
+        execute_notebook(path, None, env=ENV, progress=False, timeout=3600, on_kernel_start=started,
+                         on_cell_start=lambda **_: state.update(t=time.perf_counter(), cpu=cpu()), on_cell_executed=cell_done)
     except Exception as e:  # a failing cell, a dead kernel: the row says so
         row.why = "failed: " + one_line(f"{e.ename}: {e.evalue}" if getattr(e, "ename", None) else e)
     row.time = time.perf_counter() - t0
@@ -110,13 +99,13 @@ def kernel(label: str, nb) -> Row:
     return row
 
 
-def child(label: str, code: str, *args, tests: bool = False) -> tuple[Row, dict]:
-    """Run ``python -c code args`` from the repository root, watching its memory.
+def child(label: str, probe: str, *args) -> tuple[Row, dict]:
+    """Run ``python tools/bench_probes/{probe}.py args`` from the repository root, watching its memory.
 
-    The child's last ``BENCH {json}`` line gives its own timings; ``seconds`` becomes the row's time.
+    The probe's last ``BENCH {json}`` line gives its own timings; ``seconds`` becomes the row's time.
     """
     row = Row(label)
-    proc = subprocess.Popen([sys.executable, "-c", code, *map(str, args)], cwd=REPO_ROOT, env=clean_env(tests),
+    proc = subprocess.Popen([sys.executable, PROBES / f"{probe}.py", *map(str, args)], cwd=REPO_ROOT, env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     watch = Watch(proc.pid, limit=LIMIT, reserve=RESERVE)
     out, err = proc.communicate()
@@ -129,11 +118,11 @@ def child(label: str, code: str, *args, tests: bool = False) -> tuple[Row, dict]
     return row, data
 
 
-def timed(label: str, cmd: list, failure: str = "failed", tests: bool = False) -> Row:
+def timed(label: str, cmd: list, failure: str = "failed") -> Row:
     """Wall time of the command ``cmd`` (run from the repository root)."""
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=clean_env(tests), capture_output=True, text=True, timeout=7200)
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=ENV, capture_output=True, text=True, timeout=7200)
         why = f"{failure}: {one_line(proc.stderr)}" if proc.returncode else ""
     except (OSError, subprocess.TimeoutExpired) as e:
         why = f"{failure}: {one_line(e)}"
@@ -142,97 +131,13 @@ def timed(label: str, cmd: list, failure: str = "failed", tests: bool = False) -
 
 # --------------------------------------------------------------------------- the measurements
 
-IMPORT_ONLY = "import torch\nimport matplotlib.pyplot as plt\nimport plumbing"
-
-#: The memory-mapped loader and the reads notebooks 02-04 make: the prompt's embedding rows, the gain, wq and wk.
-MMAP_LOADER = r'''
-import json, sys, time, torch, plumbing
-ids = torch.tensor(json.loads(sys.argv[1]))
-t0 = time.perf_counter()
-ckpt = plumbing.open_checkpoint()
-x = ckpt.get("tok_embeddings.weight")[ids] * ckpt.get("layers.0.attention_norm.weight")
-q, k = x @ ckpt.get("layers.0.attention.wq.weight").T, x @ ckpt.get("layers.0.attention.wk.weight").T
-print("BENCH " + json.dumps({"seconds": time.perf_counter() - t0}))
-'''
-
-#: The same reads after a plain torch.load of the whole checkpoint.
-PLAIN_LOADER = r'''
-import json, sys, time, torch
-ids = torch.tensor(json.loads(sys.argv[1]))
-t0 = time.perf_counter()
-state = torch.load(sys.argv[2], map_location="cpu", weights_only=True)
-x = state["tok_embeddings.weight"][ids] * state["layers.0.attention_norm.weight"]
-q, k = x @ state["layers.0.attention.wq.weight"].T, x @ state["layers.0.attention.wk.weight"].T
-print("BENCH " + json.dumps({"seconds": time.perf_counter() - t0}))
-'''
-
-STANDIN_BUILD = r'''
-import json, sys, time, plumbing
-from pathlib import Path
-t0 = time.perf_counter()
-plumbing.build_standin(Path(sys.argv[1]), progress=False)
-print("BENCH " + json.dumps({"seconds": time.perf_counter() - t0}))
-'''
-
-#: Meta's Transformer loaded the usual way (as llama-models' Llama.build, without the memory map).
-META_REFERENCE = r'''
-import json, sys, time, torch, plumbing, references
-folder, tokens = sys.argv[1], torch.tensor([json.loads(sys.argv[2])])
-t0 = time.perf_counter()
-state = torch.load(f"{folder}/consolidated.00.pth", map_location="cpu", weights_only=True)
-params = plumbing.ModelParams.from_json(f"{folder}/params.json")
-torch.set_default_dtype(torch.bfloat16)
-model = references.meta_llama3_model().Transformer(references.meta_model_args(params, tokens.shape[1]))
-model.load_state_dict(state, strict=True)
-del state
-t1, c1 = time.perf_counter(), time.process_time()
-logits = model(tokens, 0)
-print("BENCH " + json.dumps({"seconds": t1 - t0, "forward": time.perf_counter() - t1, "cpu": time.process_time() - c1}))
-'''
-
-HF_REFERENCE = r'''
-import json, sys, time, torch
-from transformers import LlamaForCausalLM
-tokens = torch.tensor([json.loads(sys.argv[2])])
-t0 = time.perf_counter()
-model = LlamaForCausalLM.from_pretrained(sys.argv[1], dtype=torch.bfloat16).eval()
-t1, c1 = time.perf_counter(), time.process_time()
-with torch.inference_mode():
-    logits = model(tokens).logits
-print("BENCH " + json.dumps({"seconds": t1 - t0, "forward": time.perf_counter() - t1, "cpu": time.process_time() - c1}))
-'''
-
-#: A Hugging Face copy of a Meta-format checkpoint, written shard by shard (safetensors cannot share storage).
-HF_COPY = r'''
-import json, sys
-from pathlib import Path
-from safetensors.torch import save_file
-import plumbing, references
-ckpt, out = plumbing.open_checkpoint(sys.argv[1]), Path(sys.argv[2])
-p = ckpt.params
-shard, weight_map = {}, {}
-def flush():
-    name = f"model-{len(set(weight_map.values())) + 1:05d}.safetensors"
-    save_file(shard, str(out / name), metadata={"format": "pt"})
-    weight_map.update(dict.fromkeys(shard, name))
-    shard.clear()
-for name in ckpt.keys():
-    hf_name, t = references.to_hugging_face(name, ckpt.get(name), p)
-    shard[hf_name] = t
-    if sum(x.nbytes for x in shard.values()) > 2**31:
-        flush()
-flush()
-(out / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
-(out / "config.json").write_text(json.dumps(references.hf_config(p)))
-'''
-
 
 def ratio(a, b) -> float | None:
     return a / b if a and b else None
 
 
 def notebook(path: Path, base: Row) -> Row:
-    row = kernel(f"Notebook {path.stem}", nbformat.read(path, as_version=4))
+    row = kernel(f"Notebook {path.stem}", path)
     anon, rss = ratio(row.anon, base.anon), ratio(row.rss, base.rss)
     if not row.why and rss:
         row.vs = f"RSS {rss:.2f}x" + (f", anon {anon:.2f}x" if anon else "") + " import-only"
@@ -261,16 +166,16 @@ def side_by_side(path: Path | None, nb07: Row | None, tokens: list[int], quick: 
     if why:
         return [Row("Notebook 07: forward pass", why=why)] * bool(path) + [Row(label, why=why) for label in labels]
     rows = [notebook_forward(path, nb07)]
-    rows += reference(labels[:2], META_REFERENCE, plumbing.STANDIN_DIR, json.dumps(tokens), tests=True)
+    rows += reference(labels[:2], "meta_reference", plumbing.STANDIN_DIR, json.dumps(tokens))
     hf_dir = Path(tempfile.mkdtemp(prefix="bench-hf-", dir="/tmp" if Path("/tmp").is_dir() else None))
     try:
         if shutil.disk_usage(hf_dir).free < 28e9:  # the 16 GB copy and room for everyone else
             rows += [Row(label, why="not run: less than 28 GB free on disk for the 16 GB copy") for label in labels[2:]]
         else:
             log("writing the Hugging Face copy of the stand-in (16 GB)")
-            copy = timed("copy", [sys.executable, "-c", HF_COPY, plumbing.STANDIN_DIR, hf_dir], tests=True)
+            copy = timed("copy", [sys.executable, PROBES / "hf_copy.py", plumbing.STANDIN_DIR, hf_dir])
             rows += ([Row(label, why=copy.why) for label in labels[2:]] if copy.why else
-                     reference(labels[2:], HF_REFERENCE, hf_dir, json.dumps(tokens)))
+                     reference(labels[2:], "hf_reference", hf_dir, json.dumps(tokens)))
     finally:
         shutil.rmtree(hf_dir, ignore_errors=True)
     forward, meta_forward, hf_forward = rows[0], rows[2], rows[4]
@@ -278,8 +183,7 @@ def side_by_side(path: Path | None, nb07: Row | None, tokens: list[int], quick: 
         if ratio(load.anon, nb07.anon):
             load.vs = f"anon {load.anon / nb07.anon:.1f}x notebook 07's kernel"
     if ratio(hf_forward.time, meta_forward.time):
-        hf_forward.vs = (f"{hf_forward.time / meta_forward.time:.2f}x Meta's "
-                         f"(CPU time {hf_forward.cpu / meta_forward.cpu:.2f}x)")
+        hf_forward.vs = f"{hf_forward.time / meta_forward.time:.2f}x Meta's (CPU time {hf_forward.cpu / meta_forward.cpu:.2f}x)"
     if ratio(forward.time, meta_forward.time):
         r = forward.time / meta_forward.time
         forward.vs = f"{r:.2f}x Meta's (CPU time {forward.cpu / meta_forward.cpu:.2f}x)" + (
@@ -288,31 +192,24 @@ def side_by_side(path: Path | None, nb07: Row | None, tokens: list[int], quick: 
     return rows
 
 
-def reference(labels, code: str, folder: Path, tokens: str, tests: bool = False) -> list[Row]:
+def reference(labels, probe: str, folder: Path, tokens: str) -> list[Row]:
     """A load row (time, the process's peaks) and a forward row (time) from one child process."""
     available = psutil.virtual_memory().available
     if available < 18 * GiB:  # 16 GB of bf16 parameters once materialised, and what the process holds besides
         return [Row(label, why=f"not run: needs 18 GiB available, {available / GiB:.1f} GiB were") for label in labels]
-    load, data = child(labels[0], code, folder, tokens, tests=tests)
+    load, data = child(labels[0], probe, folder, tokens)
     return [load, Row(labels[1], time=data.get("forward"), cpu=data.get("cpu"), why=load.why)]
 
 
 def loaders(tokens: list[int]) -> list[Row]:
     ids = json.dumps(tokens)
-    mm, _ = child("Loader: memory-mapped open_checkpoint + the reads of notebooks 02-04", MMAP_LOADER, ids)
-    plain, _ = child("Loader: plain torch.load of the whole checkpoint + the same reads", PLAIN_LOADER, ids,
+    mm, _ = child("Loader: memory-mapped open_checkpoint + the reads of notebooks 02-04", "mmap_loader", ids)
+    plain, _ = child("Loader: plain torch.load of the whole checkpoint + the same reads", "plain_loader", ids,
                      plumbing.STANDIN_DIR / "consolidated.00.pth")
     if ratio(plain.rss, mm.rss) and ratio(plain.time, mm.time):
         plain.vs = f"RSS {plain.rss / mm.rss:.1f}x" + (f", anon {plain.anon / mm.anon:.1f}x" if mm.anon else "") + \
                    f", time {plain.time / mm.time:.1f}x the memory-mapped"
     return [mm, plain]
-
-
-def whole_series(notebooks: list[Path], workdir: Path) -> tuple[Row, Path]:
-    out = workdir / "series"
-    row = timed(SERIES,
-                [sys.executable, "tools/run_notebooks.py", "--out", out, *notebooks])
-    return row, out if not row.why else REPO_ROOT / "notebooks"  # the committed notebooks carry outputs too
 
 
 # --------------------------------------------------------------------------- the table
@@ -363,24 +260,25 @@ def main(argv=None) -> int:
     notebooks = plumbing.series_notebooks()
     workdir = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
-        empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(IMPORT_ONLY)])
-        rows = [kernel("Import-only kernel (torch, matplotlib.pyplot, plumbing)", empty)]
+        cell = nbformat.v4.new_code_cell((PROBES / "import_only.py").read_text())  # the import-only kernel's one cell
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), workdir / "import_only.ipynb")
+        rows = [kernel("Import-only kernel (torch, matplotlib.pyplot, plumbing)", workdir / "import_only.ipynb")]
         log(" | ".join(cells(rows[0])))
         for i, path in enumerate(notebooks):
             run = not args.quick or i == 0
             rows.append(notebook(path, rows[0]) if run else Row(f"Notebook {path.stem}", why="skipped (--quick)"))
             log(" | ".join(cells(rows[-1])))
-        nb07 = next(((p, r) for p, r in zip(notebooks, rows[1:]) if p.name.startswith("07_")), (None, None))
+        nb07 = next(((p, r) for p, r in zip(notebooks, rows[1:], strict=True) if p.name.startswith("07_")), (None, None))
         rows += side_by_side(*nb07, tokens, args.quick)
         rows += loaders(tokens)
         if args.quick:
             rows += [Row(label, why="skipped (--quick)") for label in (STANDIN, SITE, SERIES)]
         else:
-            rows.append(child(STANDIN, STANDIN_BUILD, workdir / "standin")[0])
-            series, executed = whole_series(notebooks, workdir)
-            rows += [timed(SITE,
-                           [sys.executable, "tools/build_site.py", "--src", executed, "--out", workdir / "site"],
-                           failure="not available"), series]
+            rows.append(child(STANDIN, "standin_build", workdir / "standin")[0])
+            series = timed(SERIES, [sys.executable, "tools/run_notebooks.py", "--out", workdir / "series", *notebooks])
+            executed = REPO_ROOT / "notebooks" if series.why else workdir / "series"  # the committed ones have outputs too
+            site = [sys.executable, "tools/build_site.py", "--src", executed, "--out", workdir / "site"]
+            rows += [timed(SITE, site, failure="not available"), series]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     anon_note = "" if rows[0].anon else " Peak anon is not reported on this system."
@@ -389,11 +287,9 @@ def main(argv=None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print("\n" + text)
-    if args.profile:
-        for r in rows:
-            if r.cells:
-                print(f"\n{r.label}\n\n" + markdown(("Cell", "Time (s)", "CPU (s)", "Peak anon (MiB)"), [
-                    (i, f"{s:.2f}", f"{c:.2f}", f"{a / MIB:.0f}" if a else "—") for i, s, c, a in r.cells]))
+    for r in [r for r in rows if args.profile and r.cells]:
+        print(f"\n{r.label}\n\n" + markdown(("Cell", "Time (s)", "CPU (s)", "Peak anon (MiB)"), [
+            (i, f"{s:.2f}", f"{c:.2f}", f"{a / MIB:.0f}" if a else "—") for i, s, c, a in r.cells]))
     return 1 if any(r.why.startswith("failed") for r in rows) else 0
 
 

@@ -114,7 +114,7 @@ class Watch:
             except psutil.Error:
                 pass
 
-    def stop(self) -> "Watch":
+    def stop(self) -> Watch:
         """Take a last sample (while the process still runs, if it does) and stop the thread."""
         if self.root.is_running():
             self.sample()

@@ -16,17 +16,17 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from nbconvert.preprocessors import CoalesceStreamsPreprocessor
-from traitlets.config import Config
-from nbclient.exceptions import CellExecutionError
-from tqdm.auto import tqdm
-
 import plumbing
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+from tqdm.auto import tqdm
+from traitlets.config import Config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -43,7 +43,8 @@ def local_kernel_config():
 
 
 def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = None,
-                     progress: bool = True, timeout: int = 600):
+                     progress: bool = True, timeout: int = 600, *, on_kernel_start: Callable[[int], object] | None = None,
+                     on_cell_start: Callable[..., object] | None = None, on_cell_executed: Callable[..., object] | None = None):
     """Run notebook ``src`` top to bottom and write the executed copy to ``dest`` (if given).
 
     Args:
@@ -52,6 +53,9 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
         env: environment for the kernel (default: this process's).
         progress: show a tqdm bar over the code cells.
         timeout: seconds allowed per cell.
+        on_kernel_start: called with the kernel's process id once the kernel runs, before the first cell.
+        on_cell_start, on_cell_executed: nbclient's hooks, called with the keywords ``cell`` and ``cell_index``
+            before every cell and after every non-empty code cell (tools/bench.py watches each cell with them).
 
     Returns:
         The executed ``nbformat.NotebookNode``.
@@ -63,14 +67,21 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
     n_code = sum(c.cell_type == "code" for c in nb.cells)
     bar = tqdm(total=n_code, desc=src.stem, unit="cell", disable=not progress, leave=True)
 
-    def on_cell_executed(cell, **_):
+    def cell_executed(cell, **kwargs):
         if cell.cell_type == "code":
             bar.update(1)
+        if on_cell_executed is not None:
+            on_cell_executed(cell=cell, **kwargs)
+
+    def notebook_start(**_):
+        if on_kernel_start is not None:
+            on_kernel_start(client.km.provisioner.process.pid)
 
     with local_kernel_config() as config:
         client = NotebookClient(
             nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
-            resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=on_cell_executed,
+            resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=cell_executed,
+            on_notebook_start=notebook_start, on_cell_start=on_cell_start,
         )
         try:
             client.execute(env=dict(os.environ if env is None else env))
@@ -83,10 +94,7 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata["llama3"] = run_metadata(env)
     if dest is not None:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        nbformat.write(nb, tmp)
-        os.replace(tmp, dest)
+        plumbing.paths.atomic_write(dest, lambda tmp: nbformat.write(nb, tmp))
     return nb
 
 
@@ -123,7 +131,7 @@ def main(argv=None) -> int:
         dest = nb_path if args.inplace else args.out / nb_path.name
         try:
             execute_notebook(nb_path.resolve(), dest)
-        except (KeyboardInterrupt, asyncio.CancelledError, Exception) as e:  # a cell's error, Ctrl-C (nbclient may cancel or fail while it stops), a dead kernel
+        except (KeyboardInterrupt, asyncio.CancelledError, Exception) as e:  # a cell's error, Ctrl-C, a dead kernel
             interrupted = bool(interrupts) or any(isinstance(x, (KeyboardInterrupt, asyncio.CancelledError)) for x in chain(e))
             if isinstance(e, CellExecutionError):
                 print(f"\n{failure_summary(nb_path, e)}", file=sys.stderr)

@@ -11,7 +11,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 
-BLUE, ORANGE, VERMILION, GREY = "#0072B2", "#E69F00", "#D55E00", "0.6"
+from .figure_style import BLUE, VERMILION, styled
 MAX_LABELLED = 24  # above this many tokens, the axes show positions only
 
 
@@ -35,6 +35,7 @@ def _token_axes(ax, pieces):
     ax.set(xlabel="key position n (the token looked at)", ylabel="query position m (the token looking)")
 
 
+@styled
 def mask_figure(mask, pieces):
     """Draw a causal mask: dark where the entry is -inf (masked), white where it is 0.
 
@@ -42,7 +43,7 @@ def mask_figure(mask, pieces):
         mask: [seqlen, seqlen] tensor of 0 and -inf (any float dtype).
         pieces: the text of each token, for the axes.
 
-    Returns nothing: the figure is shown with ``plt.show()``.
+    Returns the ``Figure``; the notebook shows it with ``plt.show()``.
     """
     seqlen = mask.shape[0]
     blocked = mask.float().isinf().float()
@@ -56,9 +57,10 @@ def mask_figure(mask, pieces):
     _token_axes(ax, pieces)
     ax.set_title(f"The causal mask for this prompt ({seqlen} token{'s' if seqlen != 1 else ''}):\n"
                  "−∞ above the diagonal (n > m), 0 on and below it", fontsize=10)
-    plt.show()
+    return fig
 
 
+@styled
 def weights_figure(weights, pieces, head: int, standin: bool):
     """Draw one head's attention weights [seqlen, seqlen]; exact zeros above the diagonal in grey.
 
@@ -68,7 +70,7 @@ def weights_figure(weights, pieces, head: int, standin: bool):
         head: the head's index, for the title.
         standin: True on the synthetic stand-in (the title then says so).
 
-    Returns nothing: the figure is shown with ``plt.show()``.
+    Returns the ``Figure``; the notebook shows it with ``plt.show()``.
     """
     import torch
 
@@ -84,9 +86,10 @@ def weights_figure(weights, pieces, head: int, standin: bool):
     source = "SYNTHETIC STAND-IN weights: values say nothing about Llama 3" if standin else "real weights"
     ax.set_title(f"Attention weights of head {head}, layer 0 ({source}).\nMeaningful on any weights: the grey "
                  "zeros above the diagonal; each row sums to 1", fontsize=9)
-    plt.show()
+    return fig
 
 
+@styled
 def uniform_figure(last_row_weights, standin: bool):
     """Draw the last token's weights in every head against the uniform 1/seqlen.
 
@@ -94,7 +97,7 @@ def uniform_figure(last_row_weights, standin: bool):
         last_row_weights: [n_heads, seqlen] tensor, row seqlen-1 of each head's weights.
         standin: True on the synthetic stand-in (the title then says so).
 
-    Returns nothing: the figure is shown with ``plt.show()``.
+    Returns the ``Figure``; the notebook shows it with ``plt.show()``.
     """
     w = last_row_weights.float()
     n_heads, seqlen = w.shape
@@ -106,4 +109,4 @@ def uniform_figure(last_row_weights, standin: bool):
     source = "synthetic stand-in: random weights" if standin else "real weights"
     ax.set_title(f"The last token's weights in all {n_heads} heads of layer 0 ({source})", fontsize=10)
     ax.legend(loc="lower right")
-    plt.show()
+    return fig

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: Okabe-Ito colours (distinguishable with the common colour-vision deficiencies), black left out.
-OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
-GREY = "#BBBBBB"
+from .figure_style import LIGHT_GREY, OKABE_ITO, styled
+
+COLOURS = OKABE_ITO[1:]  # black left out: it is the text colour
 
 
 def _colours_by_id(token_ids: Sequence[int], only_repeated: bool = False) -> dict[int, str]:
@@ -21,7 +21,7 @@ def _colours_by_id(token_ids: Sequence[int], only_repeated: bool = False) -> dic
     for t in token_ids:
         counts[t] = counts.get(t, 0) + 1
     chosen = [t for t in counts if counts[t] > 1] if only_repeated else list(counts)
-    return {t: OKABE_ITO[k % len(OKABE_ITO)] for k, t in enumerate(chosen)}
+    return {t: COLOURS[k % len(COLOURS)] for k, t in enumerate(chosen)}
 
 
 def _grid(ax, x0: float, values, fills: Sequence[Sequence[str | None]], fmt: str = "{:g}") -> None:
@@ -37,6 +37,7 @@ def _grid(ax, x0: float, values, fills: Sequence[Sequence[str | None]], fmt: str
             ax.text(x0 + c + 0.5, -r - 0.5, fmt.format(values[r][c]), ha="center", va="center", fontsize=8)
 
 
+@styled
 def draw_one_hot_product(one_hot, table, product, token_ids):
     """Draw ``one_hot @ table = product`` for a small constructed example; return the figure.
 
@@ -82,6 +83,7 @@ def draw_one_hot_product(one_hot, table, product, token_ids):
     return fig
 
 
+@styled
 def draw_shared_rows(token_ids: Sequence[int], pieces: Sequence[str], max_shown: int = 32):
     """Draw which table row each position reads: positions on the left, distinct ids on the right.
 
@@ -106,7 +108,7 @@ def draw_shared_rows(token_ids: Sequence[int], pieces: Sequence[str], max_shown:
 
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.3 * max(n, 2)))
     for m, t in enumerate(ids):
-        c = colour.get(t, GREY)
+        c = colour.get(t, LIGHT_GREY)
         ax.plot([0.05, 0.95], [-m, row_y[t]], color=c, lw=2.2 if t in colour else 1.0, zorder=1)
         ax.text(0.0, -m, f"m={m}: {short(pieces[m])}", ha="right", va="center", fontsize=8)
     for t in distinct:
@@ -123,6 +125,7 @@ def draw_shared_rows(token_ids: Sequence[int], pieces: Sequence[str], max_shown:
     return fig
 
 
+@styled
 def draw_rows_heatmap(block, labels: Sequence[str], total_dims: int, title: str):
     """Heatmap of rows (positions) by dimensions, with a diverging colour map centred on 0.
 

@@ -6,10 +6,10 @@ functions only draw what they are given, so they teach nothing and hold no formu
 
 from __future__ import annotations
 
-#: Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
-OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
+from .figure_style import OKABE_ITO, styled
 
 
+@styled
 def activations(x, curves: dict, minimum: tuple[float, float] | None = None):
     """Two panels: the activation curves over ``x``, and a close-up of the region around 0.
 
@@ -43,6 +43,7 @@ def activations(x, curves: dict, minimum: tuple[float, float] | None = None):
     return fig
 
 
+@styled
 def gate_effect(g, u, product, slices: dict):
     """Two panels: the gated product SiLU(g) * u as an image over (g, u), and lines of it for fixed g.
 

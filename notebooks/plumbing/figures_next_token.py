@@ -6,10 +6,10 @@ these functions only draw what they are given, so they teach nothing and hold no
 
 from __future__ import annotations
 
-#: Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
-OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
+from .figure_style import OKABE_ITO, styled
 
 
+@styled
 def residual_rms(rms, pieces, title: str):
     """One line per position: the RMS of its row of the residual stream before layer 0 and after each layer.
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-BLUE, ORANGE, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "0.6"
+from .figure_style import BLUE, GREEN, GREY, VERMILION, styled
 
 
+@styled
 def normalisation_figure(before, divided, after_gain, gain, mean_squares, rms_after, eps):
     """Draw what RMSNorm does, on constructed inputs only (no weights).
 
@@ -24,7 +25,7 @@ def normalisation_figure(before, divided, after_gain, gain, mean_squares, rms_af
         mean_squares: [p] tensor of mean squares m; rms_after: [p] tensor, the RMS after dividing at each m.
         eps: the epsilon used (``norm_eps``).
 
-    Returns nothing: the figure is shown with ``plt.show()``.
+    Returns the ``Figure``; the notebook shows it with ``plt.show()``.
     """
     import math
 
@@ -53,4 +54,4 @@ def normalisation_figure(before, divided, after_gain, gain, mean_squares, rms_af
             ylabel="RMS after dividing",
             title="The RMS after dividing is sqrt(m / (m + eps)):\nabout 1 when m is far above eps")
     ax1.legend(loc="upper left", fontsize=8)
-    plt.show()
+    return fig

@@ -10,11 +10,11 @@ import math
 
 import matplotlib.pyplot as plt
 
-OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
-BLACK, BLUE, VERMILION = OKABE_ITO[0], OKABE_ITO[5], OKABE_ITO[6]
+from .figure_style import BLACK, BLUE, VERMILION, styled
 
 
-def frequency_figure(freqs, wavelengths, context_length: int, seqlen: int) -> None:
+@styled
+def frequency_figure(freqs, wavelengths, context_length: int, seqlen: int):
     """Two panels against the pair index i: the frequencies theta_i and the wavelengths 2*pi/theta_i.
 
     Args:
@@ -32,10 +32,11 @@ def frequency_figure(freqs, wavelengths, context_length: int, seqlen: int) -> No
     ax2.set(yscale="log", xlabel="pair index i", ylabel="wavelength (tokens per full turn)",
             title="Slow pairs never complete a turn within the context")
     ax2.legend(loc="upper left")
-    plt.show()
+    return fig
 
 
-def unit_circle_figure(freqs_cis, freqs, pairs, max_positions: int = 20) -> None:
+@styled
+def unit_circle_figure(freqs_cis, freqs, pairs, max_positions: int = 20):
     """One panel per pair in ``pairs``: the points freqs_cis[m, i] on the unit circle, labelled by position m.
 
     Args:
@@ -57,10 +58,11 @@ def unit_circle_figure(freqs_cis, freqs, pairs, max_positions: int = 20) -> None
                ylabel="second number of the pair (imaginary part)", title=f"pair {i}: θ_{i} = {freqs[i].item():.3g} rad/token")
     fig.colorbar(dots, ax=axes, shrink=0.7, label="position m (tokens)")
     fig.suptitle("Position m turns pair i by m·θ_i radians: a fast pair goes round, a slow one covers an arc")
-    plt.show()
+    return fig
 
 
-def distance_figure(S, distances, curves: dict) -> None:
+@styled
+def distance_figure(S, distances, curves: dict):
     """Left: the score matrix S[m, n] as an image. Right: score against distance, one curve per label.
 
     Args:
@@ -79,10 +81,11 @@ def distance_figure(S, distances, curves: dict) -> None:
     ax2.set(xscale="log", xlabel="distance d = m − n (tokens)", ylabel="score / score at distance 0",
             title="One constructed query and key, every pair 1 + i:\ntheir score falls with the distance")
     ax2.legend(loc="lower left", fontsize=9)
-    plt.show()
+    return fig
 
 
-def scaling_figure(wavelengths: dict, bands: tuple) -> None:
+@styled
+def scaling_figure(wavelengths: dict, bands: tuple):
     """Wavelengths against the pair index, one series per label, with the two band edges of apply_scaling.
 
     Args:
@@ -99,4 +102,4 @@ def scaling_figure(wavelengths: dict, bands: tuple) -> None:
     ax.set(yscale="log", xlabel="pair index i", ylabel="wavelength 2π/θ_i (tokens)",
            title=f"apply_scaling changes only the pairs whose wavelength exceeds {high:g} tokens")
     ax.legend(loc="lower right")
-    plt.show()
+    return fig

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: Okabe-Ito colours (distinguishable with the common colour-vision deficiencies).
-ORANGE, SKY_BLUE, PURPLE = "#E69F00", "#56B4E9", "#CC79A7"
-
-#: The monospace font that ships with matplotlib.
-MONO_FONT = "DejaVu Sans Mono"
+from .figure_style import MONO_FONT, ORANGE, PURPLE, SKY_BLUE, styled
 
 
 def drawable_code_points() -> set[int]:
@@ -58,6 +54,7 @@ def layout_spans(labels: Sequence[str], token_ids: Sequence[int], cells_per_line
     return spans
 
 
+@styled
 def draw_tokens(token_ids: Sequence[int], token_bytes: Sequence[bytes], first_special_id: int,
                 max_shown: int = 64, cells_per_line: int = 80, max_lines: int = 5):
     """Draw tokens as coloured spans over their text, each with its id below; return the figure.

@@ -1,0 +1,60 @@
+"""A Hugging Face copy of a Meta-format checkpoint: safetensors shards of about 2 GiB, their index and ``config.json``.
+
+    python tools/bench_probes/hf_copy.py CHECKPOINT_FOLDER OUT_FOLDER
+
+As Hugging Face's conversion (transformers' ``convert_llama_weights_to_hf.py``) stores it: its tensor names and the
+``wq``/``wk`` rows permuted (``plumbing.hf_layout``). Written shard by shard, each tensor a copy of its own:
+safetensors cannot share storage, and the stand-in's tensors do.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from safetensors.torch import save_file
+
+import plumbing
+from plumbing.hf_layout import hf_permute, meta_name_to_hf
+
+SHARD_BYTES = 2**31
+
+
+def hf_config(params) -> dict:
+    """The ``config.json`` the conversion writes for :class:`plumbing.ModelParams` ``params``."""
+    return {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
+        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
+        "num_key_value_heads": params.n_kv_heads, "vocab_size": params.vocab_size,
+        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
+        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
+    }
+
+
+def hf_tensor(name: str, tensor, params):
+    """Meta's tensor ``name`` in Hugging Face's row order, a contiguous copy of its own."""
+    heads = {"attention.wq.weight": params.n_heads, "attention.wk.weight": params.n_kv_heads}
+    n_heads = next((n for suffix, n in heads.items() if name.endswith(suffix)), None)
+    return (hf_permute(tensor, n_heads) if n_heads else tensor).contiguous().clone()
+
+
+def main(folder: str, out: str) -> None:
+    ckpt, out = plumbing.open_checkpoint(folder), Path(out)
+    shard, weight_map = {}, {}
+
+    def flush():
+        name = f"model-{len(set(weight_map.values())) + 1:05d}.safetensors"
+        save_file(shard, str(out / name), metadata={"format": "pt"})
+        weight_map.update(dict.fromkeys(shard, name))
+        shard.clear()
+
+    for name in ckpt.keys():
+        shard[meta_name_to_hf(name)] = hf_tensor(name, ckpt.get(name), ckpt.params)
+        if sum(t.nbytes for t in shard.values()) > SHARD_BYTES:
+            flush()
+    flush()
+    (out / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    (out / "config.json").write_text(json.dumps(hf_config(ckpt.params)))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
