@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench standin setup lab clean
+.PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench diagrams standin setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 setup: $(STAMP)
@@ -87,6 +87,11 @@ refresh: $(STAMP)
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)
 bench: standin
 	$(PY) tools/bench.py
+
+## diagrams: redraw the diagrams in images/ (images/make_diagrams.py, the package images/diagrams/); the output is
+## deterministic, so an unchanged drawing leaves no diff (tests/test_diagrams.py checks the committed images)
+diagrams: $(STAMP)
+	$(PY) images/make_diagrams.py
 
 ## lab: open the notebooks in JupyterLab (kernel: this .venv)
 lab: standin
