@@ -9,11 +9,12 @@ import matplotlib.colors
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
 
-# Okabe-Ito colour-blind-safe palette
-ORANGE, SKY, GREEN, YELLOW = "#E69F00", "#56B4E9", "#009E73", "#F0E442"
-BLUE, VERMILLION, PURPLE, BLACK = "#0072B2", "#D55E00", "#CC79A7", "#000000"
-GREY, LIGHT_GREY = "#9A9A9A", "#F2F2F2"
-MONO, SANS = "DejaVu Sans Mono", "DejaVu Sans"
+from plumbing import figure_style as _style  # the series' one palette (Okabe-Ito) and fonts
+
+ORANGE, SKY, GREEN, YELLOW = _style.ORANGE, _style.SKY_BLUE, _style.GREEN, _style.YELLOW
+BLUE, VERMILLION, PURPLE, BLACK = _style.BLUE, _style.VERMILION, _style.PURPLE, _style.BLACK
+MONO, SANS = _style.MONO_FONT, _style.RC["font.family"]
+GREY, LIGHT_GREY = "#9A9A9A", "#F2F2F2"  # the diagrams' own greys: box edges and the stages not marked
 
 FORK, BRANCH, SHADOW = 0.14, 0.16, 0.12  # inches: where a fork splits, where the residual branches off; stack
 
