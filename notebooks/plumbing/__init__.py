@@ -20,7 +20,8 @@ One job a module:
 ``export``     :func:`export`: result tensors to ``$LLAMA3_EXPORT_DIR``
 ``standin``    the deterministic synthetic stand-in checkpoint
 ``cli``        ``python -m plumbing build-standin | check-weights | nbval-flag``
-``figures_*``  figure helpers of one notebook each (layout and colours, no teaching)
+``figures_*``  figure helpers of one notebook each (layout, no teaching); each returns its figure
+``figure_*``   ``figure_style``: the one palette, fonts and sizes of every figure
 ============== ===========================================================================
 
 Environment variables (the series' stable interface):
