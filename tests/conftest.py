@@ -1,13 +1,20 @@
-"""Shared fixtures: run a notebook with a given prompt / weights and read back its export."""
+"""Shared fixtures: run a notebook with a given prompt / weights and read back its export; the course sites."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
+import build_site
+import i18n
 import plumbing
+import run_notebooks
 from run_notebooks import execute_notebook
+from site_helpers import HOME, STEMS, TINY_ZH, source_folder, tiny_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,3 +87,76 @@ def run_notebook(tmp_path_factory):
         return cache[key]
 
     return run
+
+
+# --------------------------------------------------------------------------- the course site (tests/test_site*.py)
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory) -> Path:
+    """Copies of the executed notebooks of the series, each with the ``llama3`` run metadata."""
+    src, dest = source_folder(), tmp_path_factory.mktemp("executed")
+    if not STEMS:
+        pytest.fail("the series has no notebooks (notebooks/NN_*.ipynb)")
+    standin = run_notebooks.run_metadata({k: v for k, v in os.environ.items() if k not in ("LLAMA3_DIR", "LLAMA3_PROMPT")})
+    for stem in STEMS:
+        nb = nbformat.read(src / f"{stem}.ipynb", as_version=4)
+        nb.metadata.setdefault("llama3", standin)  # committed notebooks are run on the stand-in (make refresh)
+        nbformat.write(nb, dest / f"{stem}.ipynb")
+    return dest
+
+
+@pytest.fixture(scope="session")
+def site(executed, tmp_path_factory) -> Path:
+    """The site, both editions, built from the series in a temporary folder; prints its size and export time."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    start = time.perf_counter()
+    editions = build_site.build_editions(executed, out, home=HOME)
+    seconds = time.perf_counter() - start
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    print(f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
+          f"{size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
+    return out
+
+
+@pytest.fixture(scope="session")
+def zh_stems(executed) -> list[str]:
+    """The notebooks in the Chinese edition: those whose translation is complete (all, once translated)."""
+    return build_site.translated(executed, STEMS, "zh_CN")
+
+
+@pytest.fixture(scope="session")
+def tiny_site(tmp_path_factory) -> Path:
+    """A site of one tiny notebook with a solution and deep dives (every series notebook may lack them)."""
+    folder = tmp_path_factory.mktemp("tiny")
+    nbformat.write(tiny_notebook(), folder / "01_tiny.ipynb")
+    out = folder / "site"
+    build_site.build(folder, out, home=folder, stems=["01_tiny"], docs=None)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_editions(tmp_path_factory) -> Path:
+    """Both editions of a tiny series: 01_tiny translated, 02_tiny not; errata pages in both languages."""
+    folder = tmp_path_factory.mktemp("tiny_editions")
+    nbformat.write(tiny_notebook(), folder / "01_tiny.ipynb")
+    nbformat.write(tiny_notebook(title="02 · Another tiny page"), folder / "02_tiny.ipynb")
+    docs = folder / "docs"
+    docs.mkdir()
+    (docs / "errata.md").write_text("# Errata\n\n中文版：[errata.zh-CN.md](errata.zh-CN.md)\n\nSee [the tiny page]"
+                                    "(../notebooks/01_tiny.ipynb) and [the README](../README.md).\n", encoding="utf-8")
+    (docs / "errata.zh-CN.md").write_text("# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n"
+                                          "这一行。\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(i18n, "LOCALE_DIR", folder / "locale")
+        catalogue = i18n.extract(folder / "01_tiny.ipynb")
+        for message in catalogue:
+            if message.id:
+                message.string = TINY_ZH[message.id]
+        i18n.write_catalogue(catalogue, i18n.catalogue_path(folder / "01_tiny.ipynb"))
+        i18n.write_catalogue(i18n.extract(folder / "02_tiny.ipynb"), i18n.catalogue_path(folder / "02_tiny.ipynb"))
+        out = folder / "site"
+        build_site.build_editions(folder, out, home=folder, stems=["01_tiny", "02_tiny"], docs=docs)
+    return out
+
+

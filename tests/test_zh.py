@@ -12,8 +12,8 @@ These tests check, for every notebook of the series:
   code cells (source, outputs, metadata, execution counts) are the English notebook's, and it has as
   many markdown cells, in the same places;
 - each translation keeps its English cell's structure: the same inline code spans and fenced blocks,
-  the same maths ($...$, $$...$$), the same link and image targets (``../images/`` in English is
-  ``../../images/`` in notebooks/zh/), the same HTML tags (``<details>``, ``<summary>``), the same
+  the same maths ($...$, $$...$$), the same link and image targets (image paths too: ``../images/`` in
+  both, since notebooks/images links to ../images), the same HTML tags (``<details>``, ``<summary>``), the same
   heading levels and section numbers (``## Deep dives`` becomes ``## 深入探讨 · Deep dives``), and
   tables with the same number of rows and columns. This catches a translator's slip, not a style.
 
@@ -76,7 +76,7 @@ def structure(markdown: str) -> dict:
         "fenced code blocks": Counter(fences),
         "inline code": Counter(code),
         "maths": Counter(maths),
-        "link and image targets": Counter(t.replace("../../images/", "../images/") for t in targets),
+        "link and image targets": Counter(targets),
         "HTML tags": Counter(m["name"].lower() if not m[0].startswith("</") else "/" + m["name"].lower()
                              for m in HTML_TAG.finditer(text)),
         "headings (level, number, deep dives)": headings,
@@ -105,7 +105,7 @@ def test_structure_catches_a_translators_slips():
     english = ("## 3. Rotating `xq` by $m\\theta_i$\n\nSee [notebook 02](02_embedding_lookup.ipynb) and "
                "![pairs](../images/rope_pairs.png).\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n")
     good = ("## 3. 用 $m\\theta_i$ 旋转 `xq`\n\n见[笔记本 02](02_embedding_lookup.ipynb)和"
-            "![成对](../../images/rope_pairs.png)。\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n")
+            "![成对](../images/rope_pairs.png)。\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n")
     assert differences(english, good) == []
     slips = {
         "inline code": good.replace("`xq`", "xq"),

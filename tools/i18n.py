@@ -137,11 +137,12 @@ def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
     return out
 
 
-IMAGE = re.compile(r"\]\((\.\./images/)")
-
-
 def translated_notebook(notebook: Path, lang: str = "zh_CN"):
     """The English notebook with every markdown cell translated; code, outputs and metadata unchanged.
+
+    Image paths are left as the English cell has them (``../images/x.png``): ``notebooks/images`` links to
+    ``../images``, so the same relative path finds the same file from ``notebooks/`` and ``notebooks/zh/``,
+    and the site (tools/site_stage.py) stages both editions' notebooks the same way.
 
     Raises:
         plumbing.Llama3Error: a markdown cell has no usable translation (see :func:`problems`).
@@ -153,9 +154,17 @@ def translated_notebook(notebook: Path, lang: str = "zh_CN"):
     nb = nbformat.read(notebook, as_version=4)
     out = copy.deepcopy(nb)
     for cell in markdown_cells(out):
-        text = catalogue.get(cell.source, context=cell.id).string
-        cell.source = IMAGE.sub("](../../images/", text)  # the edition lives one folder deeper
+        cell.source = catalogue.get(cell.source, context=cell.id).string
     return out
+
+
+def notebook_text(notebook: Path, lang: str = "zh_CN") -> str:
+    """The file ``build`` writes for ``notebook`` (``notebooks/zh/``), and the site serves: :func:`translated_notebook` as text.
+
+    Raises:
+        plumbing.Llama3Error: see :func:`translated_notebook`.
+    """
+    return nbformat.writes(translated_notebook(notebook, lang)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             for nb in notebooks:
                 dest = edition_path(nb, args.lang)
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                text = nbformat.writes(translated_notebook(nb, args.lang)) + "\n"
-                plumbing.paths.atomic_write(dest, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+                text = notebook_text(nb, args.lang)
+                plumbing.paths.atomic_write(dest, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
                 print(f"wrote {dest.relative_to(ROOT)}")
         except plumbing.Llama3Error as e:
             print(f"error: {e}", file=sys.stderr)
@@ -186,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     found = [p for nb in notebooks for p in problems(nb, args.lang)]
     for nb in notebooks:
         dest = edition_path(nb, args.lang)
-        if not found and (not dest.exists() or dest.read_text(encoding="utf-8") != nbformat.writes(translated_notebook(nb, args.lang)) + "\n"):
+        if not found and (not dest.exists() or dest.read_text(encoding="utf-8") != notebook_text(nb, args.lang)):
             found.append(f"{dest.relative_to(ROOT)} is not up to date (run `python tools/i18n.py build`)")
     print("\n".join(found) if found else "every notebook is translated and its edition is up to date")
     return 1 if found else 0

@@ -1,11 +1,12 @@
-"""Sphinx configuration of the course site (``make html``; tools/build_site.py runs Sphinx with it).
+"""Sphinx configuration of the course site (``make html``; tools/build_site.py runs ``python -m sphinx -c tools/book``).
 
-The source folder is a staging copy that tools/build_site.py writes: ``index.md`` and
-``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them,
-and ``docs/errata.md`` when the repository has one.
+The source folder is a staging copy that tools/site_stage.py writes: ``index.md`` (this folder's, as it
+is: a toctree globs the notebooks, another lists the errata page if there is one),
+``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them, and
+``docs/errata.md`` when the repository has one.
 
 The site has two editions, built with this one configuration: English (``language = "en"``, in
-``site/``) and Chinese (``language = "zh_CN"``, in ``site/zh/``: Sphinx's and the theme's own words
+``site/``) and Chinese (``-D language=zh_CN``, in ``site/zh/``: Sphinx's and the theme's own words
 in Chinese, the notebooks translated by tools/i18n.py from ``locale/zh_CN/LC_MESSAGES/*.po``, the home
 page from ``index.zh_CN.md``). tools/build_site.py sets the language and ``llama3_other_edition``
 (editions.py), which links every page to its counterpart in the other edition.
@@ -60,7 +61,7 @@ myst_heading_anchors = 3
 
 # --------------------------------------------------------------------------- editions
 language = "en"  # tools/build_site.py builds the Chinese edition with language = "zh_CN"
-llama3_other_edition = None  # set by tools/build_site.py (editions.py)
+llama3_other_edition = ""  # JSON, set by tools/build_site.py with -D (editions.py)
 
 # --------------------------------------------------------------------------- HTML
 html_theme = "sphinx_book_theme"

@@ -1,7 +1,8 @@
 """Sphinx extension: the site's two editions, English and 中文 (Chinese), link to each other.
 
 tools/build_site.py builds the English edition into ``site/`` and the Chinese one into ``site/zh/``
-and tells each about the other through the configuration value ``llama3_other_edition``::
+and tells each about the other through the configuration value ``llama3_other_edition``, a JSON text
+(so that ``python -m sphinx -D llama3_other_edition=...`` can set it)::
 
     {"label": "中文版", "lang": "zh-CN", "root": "zh/", "pages": ["index", "notebooks/01_tokenization", ...]}
 
@@ -10,13 +11,24 @@ Every page gets a link in the sidebar (template ``_templates/language-switch.htm
 in the other edition, or to its home page when that page is not there (a notebook not yet translated).
 Without the value (a single edition) no link is shown.
 
+The directive ``llama3-left-out`` (in the Chinese home page) names the other edition's notebooks that
+this one does not have, with links to them: nothing when it has them all. ``llama3-toctree-if-found`` is
+a toctree that leaves out its entries that are no page of the build (the errata page, in a site without
+one): Sphinx warns of an empty ``:glob:`` in a way that ``suppress_warnings`` cannot silence.
+
 The labels that the site's own extensions write (solutions, deep dives, banner) are looked up with
 :func:`label` in the build's language.
 """
 
 from __future__ import annotations
 
+import json
+
+from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.application import Sphinx
+from sphinx.directives.other import TocTree
+from sphinx.util.docutils import SphinxDirective
 
 #: The site's own words in each edition (Sphinx and the theme translate theirs).
 LABELS = {
@@ -26,6 +38,7 @@ LABELS = {
         "show_deep_dives": "Show the deep dives",
         "optional": " (optional)",
         "other_edition": "This page in another language",
+        "left_out": ("Not yet in this edition:", " these notebooks are in the other edition only: ", ", ", "."),
     },
     "zh_CN": {
         "show_solution": "显示解答",
@@ -33,18 +46,29 @@ LABELS = {
         "show_deep_dives": "展开深入探讨",
         "optional": "（选读）",
         "other_edition": "本页的其他语言版本",
+        "left_out": ("尚未收入中文版：", "以下笔记本的翻译还不完整，请先阅读英文版：", "、", "。"),
     },
 }
 
 
 def language(app: Sphinx) -> str:
     """The build's language as a key of :data:`LABELS` (``en`` for anything not translated)."""
-    lang = (app.config.language or "en").replace("-", "_")
+    return config_language(app.config)
+
+
+def config_language(config) -> str:
+    lang = (config.language or "en").replace("-", "_")
     return lang if lang in LABELS else lang.split("_")[0] if lang.split("_")[0] in LABELS else "en"
 
 
 def label(app: Sphinx, key: str) -> str:
     return LABELS[language(app)][key]
+
+
+def other_edition(config) -> dict | None:
+    """The configuration's ``llama3_other_edition``, read (``None`` for a single edition)."""
+    value = config.llama3_other_edition
+    return json.loads(value) if value else None
 
 
 def other_page(pagename: str, other: dict) -> str:
@@ -55,13 +79,44 @@ def other_page(pagename: str, other: dict) -> str:
 
 
 def add_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    other = app.config.llama3_other_edition
+    other = other_edition(app.config)
     if other:
         context["llama3_other_edition"] = {"href": other_page(pagename, other), "label": other["label"],
                                            "lang": other["lang"], "title": label(app, "other_edition")}
 
 
+class LeftOut(SphinxDirective):
+    """``llama3-left-out``: a paragraph naming the other edition's notebooks that this edition lacks."""
+
+    def run(self) -> list:
+        other = other_edition(self.config)
+        missing = [p for p in (other or {}).get("pages", []) if p.startswith("notebooks/") and p not in self.env.found_docs]
+        if not missing:
+            return []
+        strong, text, comma, stop = LABELS[config_language(self.config)]["left_out"]
+        up = "../" * self.env.docname.count("/")
+        para = nodes.paragraph("", "", nodes.strong(strong, strong), nodes.Text(text))
+        for i, page in enumerate(missing):
+            name = page.removeprefix("notebooks/")
+            if i:
+                para += nodes.Text(comma)
+            para += nodes.reference(name, name, refuri=f"{up}{other['root']}{page}.html")
+        para += nodes.Text(stop)
+        return [para]
+
+
+class TocTreeIfFound(TocTree):
+    """``llama3-toctree-if-found``: a toctree of the entries (page names, from the root) that this build has."""
+
+    def parse_content(self, toctree) -> list:
+        found = [(line, self.content.items[i]) for i, line in enumerate(self.content) if line.strip() in self.env.found_docs]
+        self.content = StringList([line for line, _ in found], items=[item for _, item in found])
+        return super().parse_content(toctree)
+
+
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("llama3_other_edition", None, "html", types=(dict, type(None)))
+    app.add_config_value("llama3_other_edition", "", "env", types=(str,))
+    app.add_directive("llama3-left-out", LeftOut)
+    app.add_directive("llama3-toctree-if-found", TocTreeIfFound)
     app.connect("html-page-context", add_link)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

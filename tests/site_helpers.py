@@ -1,0 +1,137 @@
+"""What the site tests share: the executed series, the built site (both editions), tiny series and page parsers.
+
+tests/test_site.py checks the site as files; tests/test_site_browser.py in headless Chromium. The fixtures that build
+the sites are in tests/conftest.py (session-scoped: one build for both modules).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import build_site
+import plumbing
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "build" / "site-screenshots"
+HOME = ROOT / "notebooks"  # where the notebooks live: their ../images/ paths are relative to it
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+STEMS = [p.stem for p in plumbing.series_notebooks()]
+ZH = build_site.EDITIONS["zh_CN"].folder  # the Chinese edition's folder in the site
+ERRATA = {lang: build_site.errata_page(build_site.DOCS, e) is not None for lang, e in build_site.EDITIONS.items()}
+
+
+
+def unavailable(reason: str):
+    """Skip with ``reason``, visibly (also as a warning); fail instead when CI is set."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        pytest.fail(f"{reason}. CI is set, so the tests of the HTML site must run.")
+    warnings.warn(f"test of the HTML site skipped: {reason}", stacklevel=2)
+    pytest.skip(reason)
+
+
+def cells(path: Path) -> list[tuple]:
+    return [(c.cell_type, c.get("id"), c.source) for c in nbformat.read(path, as_version=4).cells]
+
+
+def source_folder() -> Path:
+    """Where the executed notebooks come from (see the module docstring)."""
+    if os.environ.get("LLAMA3_SITE_SRC"):
+        return Path(os.environ["LLAMA3_SITE_SRC"]).resolve()
+    build = [ROOT / "build" / f"{stem}.ipynb" for stem in STEMS]
+    if all(p.is_file() and cells(p) == cells(HOME / p.name) for p in build):  # a run of the notebooks as they are now
+        return ROOT / "build"
+    return HOME
+
+
+def code_cell(source: str, output: str, n: int, tags=()) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source, execution_count=n,
+                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text=output)])
+    if tags:
+        cell.metadata = {"tags": list(tags), "jupyter": {"source_hidden": True}}
+    return cell
+
+
+def tiny_notebook(title: str = "01 · A tiny page", markdown: str = "Some maths: $x^2$.") -> nbformat.NotebookNode:
+    """An executed notebook with the series' parts: exercises with a solution, deep dives."""
+    md = nbformat.v4.new_markdown_cell
+    solution_md = md("<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>")
+    solution_md.metadata = {"tags": ["solution"]}
+    nb = nbformat.v4.new_notebook(cells=[
+        md(f"# {title}\n\n{markdown}"),
+        code_cell("print('setup')", "setup done\n", 1),
+        md("## Exercises\n\n**Exercise 1.** What is six times seven?"),
+        solution_md,
+        code_cell("print(6 * 7)", "answer printed by the solution: 42\n", 2, tags=["solution", "hide-input"]),
+        md("**Exercise 2.** And six times eight?"),
+        code_cell("print(6 * 8)", "answer of a solution without prose: 48\n", 3, tags=["solution", "hide-input"]),
+        md("## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive."),
+        code_cell("print('deep')", "output of a deep-dive cell\n", 4),
+        md("### A second one\n\nText of the second deep dive."),
+    ])
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata["llama3"] = {"weights": "standin", "weights_description": "synthetic stand-in (test)",
+                             "prompt": plumbing.DEFAULT_PROMPT}
+    return nb
+
+
+# --------------------------------------------------------------------------- building
+
+
+
+
+
+
+def page_names(stems: list[str] = STEMS, errata: bool = False, folder: str = "") -> list[str]:
+    """The pages of an edition, relative to the site's root (``folder``: the edition's folder in it)."""
+    names = ["index.html"] + [f"notebooks/{stem}.html" for stem in stems] + (["docs/errata.html"] if errata else [])
+    return [f"{folder}/{n}" if folder else n for n in names]
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append((tag, dict(attrs)))
+
+
+def tags(page: Path) -> list[tuple[str, dict]]:
+    """(tag, attributes) of every start tag in the HTML file ``page``."""
+    parser = _Tags()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.found
+
+
+def sidebar(page: Path) -> list[str]:
+    """The links of the page's sidebar (the current page's own link, ``#``, as its file name)."""
+    nav = re.search(r'<nav class="[^"]*\bbd-docs-nav\b.*?</nav>', page.read_text(encoding="utf-8"), flags=re.S)
+    links = re.findall(r'<a class="[^"]*\breference internal\b[^"]*" href="([^"]*)"', nav[0] if nav else "")
+    return [page.name if h == "#" else h for h in links]
+
+
+def has_math(stem: str, folder: Path) -> bool:
+    nb = nbformat.read(folder / f"{stem}.ipynb", as_version=4)
+    return any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+
+TINY_ZH = {
+    "# 01 · A tiny page\n\nSome maths: $x^2$.": "# 01 · 一个小页面\n\n一些数学：$x^2$。",
+    "## Exercises\n\n**Exercise 1.** What is six times seven?": "## 练习\n\n**练习 1。** 六乘七等于多少？",
+    "<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>":
+        "<details>\n<summary>解答</summary>\n\n**解答。** 答案是四十二。\n\n</details>",
+    "**Exercise 2.** And six times eight?": "**练习 2。** 六乘八呢？",
+    "## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive.":
+        "## 深入探讨 · Deep dives\n\n### 为什么要读这一节\n\n第一个深入探讨的文字。",
+    "### A second one\n\nText of the second deep dive.": "### 第二个\n\n第二个深入探讨的文字。",
+}

@@ -1,0 +1,287 @@
+"""What tools/build_site.py gives Sphinx for each edition of the course site: pure functions, no Sphinx.
+
+For one edition, :func:`stage_files` maps every file of Sphinx's source folder to its content (a path to
+copy, or the text to write), and :func:`write_files` writes that map into a given folder:
+
+    index.md                  the edition's home page, tools/book/index.md or index.zh_CN.md, as it is: a
+                              toctree globs ``notebooks/[0-9][0-9]_*`` (the notebooks staged, in order),
+                              another lists ``docs/errata`` when it is staged
+    notebooks/NN_name.ipynb   English: the executed notebook, byte for byte. Chinese: the same notebook
+                              translated by ``i18n.notebook_text``, the function that writes notebooks/zh/
+    images/...                every image that those pages show
+    docs/errata.md            the edition's errata page, its links rewritten for the site (:func:`errata_text`)
+
+Image paths have one form: relative to the page, as the repository has them. The English notebooks and
+the Chinese ones (tools/i18n.py leaves the paths alone) both say ``../images/x.png``: from ``notebooks/``
+it is ``images/x.png``, and from ``notebooks/zh/`` it reaches the same file through ``notebooks/images``,
+a symbolic link to ``../images``. The source folder mirrors the repository (``notebooks/`` beside
+``images/`` and ``docs/``), so the same path is right there too and nothing rewrites it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shutil
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from urllib.parse import unquote
+
+import nbformat
+
+import i18n
+import plumbing
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
+DOCS = REPO_ROOT / "docs"  # errata.md, errata.zh-CN.md
+
+
+class SiteError(Exception):
+    """The site cannot be built; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Edition:
+    """One language of the site."""
+
+    language: str  # Sphinx's language
+    folder: str  # where it goes inside the site: "" (the root) or "zh"
+    label: str  # the words of the link to it from the other edition
+    lang: str  # its HTML language tag
+    index: str  # its home page in tools/book/
+    errata: str  # its errata page in docs/
+    settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
+
+
+EDITIONS = {
+    "en": Edition("en", "", "English", "en", "index.md", "errata.md"),
+    "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
+                     (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),)),
+}
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def read_executed(path: Path) -> nbformat.NotebookNode:
+    """Read an executed notebook of the series.
+
+    Raises:
+        SiteError: the notebook is missing, or has code cells but none was executed.
+    """
+    if not path.is_file():
+        raise SiteError(f"{path} is missing: run `make run`, which executes every notebook of the series into build/.")
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if code and not any(c.get("execution_count") or c.get("outputs") for c in code):
+        raise SiteError(f"{path} was never executed: run `make run`, which executes the notebooks into build/.")
+    return nb
+
+
+def notebook_file(path: Path, language: str) -> Path | str:
+    """The executed notebook at ``path`` as the ``language`` edition serves it: the file itself for English,
+    else the text that tools/i18n.py writes into notebooks/zh/ (``i18n.notebook_text``).
+
+    Raises:
+        SiteError: see :func:`read_executed`; or the translation of a markdown cell is missing or stale.
+    """
+    read_executed(path)
+    if language == "en":
+        return path
+    try:
+        return i18n.notebook_text(path, language)
+    except plumbing.Llama3Error as e:
+        raise SiteError(f"{path.name} has no complete translation: {e}") from None
+
+
+def edition_notebook(path: Path, language: str) -> nbformat.NotebookNode:
+    """The notebook that :func:`notebook_file` stages, read."""
+    staged = notebook_file(path, language)
+    return nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
+
+
+def translated(src: Path, stems: list[str], language: str) -> list[str]:
+    """The notebooks of ``stems`` whose markdown is completely translated into ``language``.
+
+    Raises:
+        SiteError: a notebook is missing from ``src`` or never ran (:func:`read_executed`).
+    """
+    for stem in stems:
+        read_executed(src / f"{stem}.ipynb")  # a clear message for a notebook that is missing or never ran
+    if language == "en":
+        return list(stems)
+    return [stem for stem in stems if not i18n.problems(src / f"{stem}.ipynb", language)]
+
+
+def errata_page(docs: Path | None, edition: Edition) -> Path | None:
+    """The edition's errata page in ``docs``, when it exists."""
+    path = docs / edition.errata if docs is not None else None
+    return path if path is not None and path.is_file() else None
+
+
+def page_names(stems: list[str], errata: bool) -> list[str]:
+    """Sphinx's names of an edition's pages: ``index``, ``notebooks/NN_name`` in order, ``docs/errata``."""
+    return ["index"] + [f"notebooks/{stem}" for stem in stems] + (["docs/errata"] if errata else [])
+
+
+# --------------------------------------------------------------------------- images
+
+MD_IMAGE = re.compile(r'!\[[^\]]*\]\(\s*<?(?P<src>[^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
+HTML_IMG = re.compile(r'<img\b[^>]*?\bsrc\s*=\s*(?P<q>["\'])(?P<src>.+?)(?P=q)', re.I)
+REMOTE = re.compile(r"([a-z][a-z0-9+.-]*:|//)", re.I)
+
+
+def image_sources(markdown: str) -> list[str]:
+    """The image addresses of ``markdown`` (``![..](src)`` and ``<img src=..>``), embedded ones left out."""
+    found = [m["src"] for m in MD_IMAGE.finditer(markdown)] + [m["src"] for m in HTML_IMG.finditer(markdown)]
+    return [src for src in found if not src.startswith(("data:", "attachment:"))]
+
+
+def page_images(markdown: str, name: str, folder: Path, staged: str, within: Path) -> dict[str, Path]:
+    """The images of a page: where each goes in the source folder -> the file to copy there.
+
+    Args:
+        markdown: the page's markdown (all the markdown cells of a notebook).
+        name: the page's name, for messages.
+        folder: the page's folder in the repository, which its image paths are relative to.
+        staged: the page's folder in the source folder (``notebooks``, ``docs``, ``""``): the same
+            relative path is right there, since the source folder mirrors the repository.
+        within: the folder that every image must be in (the repository).
+
+    Raises:
+        SiteError: an image is a remote address, missing, empty, or outside ``within`` or the site.
+    """
+    found = {}
+    for src in image_sources(markdown):
+        if REMOTE.match(src):
+            raise SiteError(f"{name}: the image {src} is a remote address; the site must work offline, "
+                            "so save it under images/.")
+        relative = unquote(src.split("#")[0].split("?")[0])
+        path = (folder / relative).resolve()
+        if not path.is_file() or path.stat().st_size == 0:
+            raise SiteError(f"{name}: the image {src} is missing or empty (looked for {path}).")
+        where = posixpath.normpath(posixpath.join(staged, relative))
+        if not path.is_relative_to(within.resolve()) or where.startswith("../") or posixpath.isabs(where):
+            raise SiteError(f"{name}: the image {src} is outside {within.resolve()}; keep images in images/.")
+        found[where] = path
+    return found
+
+
+def markdown_of(nb) -> str:
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+# --------------------------------------------------------------------------- links of the errata pages
+
+ERRATA_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>errata(?:\.[A-Za-z_-]+)?\.md)\)")
+NOTEBOOK_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\(\.\./notebooks/(?P<stem>\d\d_\w+)\.ipynb(?P<anchor>#[^)\s]*)?\)")
+REPO_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>(?![a-z][a-z0-9+.-]*:|#|/)[^)\s]+)\)", re.I)
+#: CJK ideographs, CJK and full-width punctuation: a line break between two of them is no space in Chinese
+WIDE = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+WIDE_BREAK = re.compile(f"(?<=[{WIDE}])[ \\t]*\\n[ \\t]*(?=[{WIDE}])")
+
+
+def errata_link(m: re.Match, edition: Edition) -> str:
+    """A link from an errata page to the other language's (``[中文版](errata.zh-CN.md)``), as a link to
+    that page in the other edition of the site (which this edition's Sphinx does not know)."""
+    other = [e for e in EDITIONS.values() if e.errata == m["target"] and e is not edition]
+    if not other:
+        return m[0]
+    to_root = "../" * (2 if edition.folder else 1)  # from docs/errata.html (in zh/ for the Chinese edition)
+    folder = f"{other[0].folder}/" if other[0].folder else ""
+    return f'<a href="{to_root}{folder}docs/errata.html" hreflang="{other[0].lang}">{escape(m["text"])}</a>'
+
+
+def notebook_link(m: re.Match, edition: Edition, stems: list[str]) -> str:
+    """A link from an errata page to a notebook that this edition left out (its translation is incomplete),
+    as a link to the notebook's English page; links to the edition's own notebooks stay."""
+    if m["stem"] in stems or not edition.folder:
+        return m[0]
+    return f'<a href="../../notebooks/{m["stem"]}.html{m["anchor"] or ""}" hreflang="en">{escape(m["text"])}</a>'
+
+
+def repo_link(m: re.Match, folder: Path, repo_root: Path = REPO_ROOT) -> str:
+    """A link from a page in ``folder`` to a file of the repository that is no page of the site (a README),
+    as its text and the file's path in the repository; links to the notebooks and errata pages stay."""
+    target = m["target"].split("#")[0]
+    if re.fullmatch(r"\.\./notebooks/(zh/)?\d\d_\w+\.ipynb|errata(\.[A-Za-z_-]+)?\.md", target):
+        return m[0]
+    path = (folder / unquote(target)).resolve()
+    root = repo_root.resolve()
+    where = path.relative_to(root).as_posix() if path.is_relative_to(root) else target
+    return m["text"] if m["text"].strip("` ") == where else f"{m['text']} (`{where}`)"
+
+
+def east_asian_line_breaks(markdown: str) -> str:
+    """``markdown`` without the line breaks that fall between two Chinese characters, outside fenced code.
+
+    A browser shows a line break inside a paragraph as a space, which in Chinese text is a gap between
+    characters (Pandoc's ``east_asian_line_breaks`` extension does the same). Block markup is untouched:
+    a line that starts with a Chinese character starts no list, heading, table or fence.
+    """
+    parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[ \t]*$)", markdown, flags=re.M | re.S)
+    return "".join(part if i % 2 else WIDE_BREAK.sub("", part) for i, part in enumerate(parts))
+
+
+def errata_text(text: str, edition: Edition, stems: list[str], folder: Path, repo_root: Path = REPO_ROOT) -> str:
+    """An errata page's markdown (from ``folder``) as the site's ``docs/errata.md`` of ``edition``.
+
+    Links to the notebooks of the Chinese edition in the repository (``../notebooks/zh/``) lead to the
+    edition's own pages (``zh/notebooks/``); links to a notebook this edition left out (``stems``: the
+    notebooks it has) lead to its English page; a link to the other language's errata page leads to that
+    page of the other edition; links to repository files that are no page become their paths; a Chinese
+    page loses its line breaks between Chinese characters.
+    """
+    text = text.replace("](../notebooks/zh/", "](../notebooks/")
+    text = NOTEBOOK_LINK.sub(lambda m: notebook_link(m, edition, stems), text)
+    text = ERRATA_LINK.sub(lambda m: errata_link(m, edition), text)
+    text = REPO_LINK.sub(lambda m: repo_link(m, folder, repo_root), text)
+    return east_asian_line_breaks(text) if edition.folder else text
+
+
+# --------------------------------------------------------------------------- staging
+
+
+def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDITIONS["en"],
+                errata: Path | None = None, book: Path = BOOK, repo_root: Path = REPO_ROOT) -> dict[str, Path | str]:
+    """The source folder of one edition: relative path -> a file to copy or the text to write.
+
+    Args:
+        src: folder of the executed notebooks ``NN_name.ipynb``.
+        stems: the notebooks of this edition, in order.
+        home: the notebooks' folder in the repository, which their image paths are relative to.
+        edition: the edition (its notebooks are translated by tools/i18n.py unless it is English).
+        errata: the edition's errata page, or ``None``.
+        book: the folder of the home pages (tools/book/).
+        repo_root: the repository, which the home page's image paths are relative to.
+
+    Raises:
+        SiteError: a notebook is missing, never ran or not translated; an image is missing or remote.
+    """
+    index = book / edition.index
+    files: dict[str, Path | str] = {"index.md": index}
+    files.update(page_images(index.read_text(encoding="utf-8"), index.name, repo_root, "", repo_root))
+    for stem in stems:
+        path = src / f"{stem}.ipynb"
+        staged = notebook_file(path, edition.language)
+        nb = nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
+        files[f"notebooks/{path.name}"] = staged
+        files.update(page_images(markdown_of(nb), path.name, home, "notebooks", home.resolve().parent))
+    if errata is not None:
+        text = errata_text(errata.read_text(encoding="utf-8"), edition, stems, errata.parent, repo_root)
+        files["docs/errata.md"] = text
+        files.update(page_images(text, errata.name, errata.parent, "docs", errata.parent.resolve().parent))
+    return files
+
+
+def write_files(files: dict[str, Path | str], dest: Path) -> None:
+    """Write :func:`stage_files`'s map into the folder ``dest`` (text as UTF-8, files copied)."""
+    for name, content in files.items():
+        to = dest / name
+        to.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            shutil.copy2(content, to)
+        else:
+            to.write_text(content, encoding="utf-8")
