@@ -93,13 +93,9 @@ def hf_permute_by_index(w, n_heads: int):
 
 def hf_config(params) -> dict:
     """A Hugging Face ``config.json`` for :class:`plumbing.ModelParams` ``params``, as the conversion writes it."""
-    return {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
-        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
-        "num_key_value_heads": params.n_kv_heads, "vocab_size": params.vocab_size,
-        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
-        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
-    }
+    import plumbing
+
+    return plumbing.hf_layout.hf_config(params)
 
 
 def prompt_tokens(prompt: str | None) -> list[int]:

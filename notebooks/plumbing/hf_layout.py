@@ -65,3 +65,15 @@ def meta_name_to_hf(name: str) -> str:
     if len(parts) == 3 and parts[0] == "layers" and parts[2] in layer_names:
         return f"model.layers.{parts[1]}.{layer_names[parts[2]]}"
     raise KeyError(name)
+
+
+def hf_config(params) -> dict:
+    """The ``config.json`` Hugging Face's conversion writes for :class:`~plumbing.params.ModelParams` ``params``
+    (``transformers``' ``convert_llama_weights_to_hf.py``: Meta's names mapped to Hugging Face's keys)."""
+    return {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
+        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
+        "num_key_value_heads": params.n_kv_heads, "vocab_size": params.vocab_size,
+        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
+        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
+    }

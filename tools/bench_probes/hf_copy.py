@@ -14,20 +14,9 @@ from pathlib import Path
 from safetensors.torch import save_file
 
 import plumbing
-from plumbing.hf_layout import hf_permute, meta_name_to_hf
+from plumbing.hf_layout import hf_config, hf_permute, meta_name_to_hf
 
 SHARD_BYTES = 2**31
-
-
-def hf_config(params) -> dict:
-    """The ``config.json`` the conversion writes for :class:`plumbing.ModelParams` ``params``."""
-    return {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
-        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
-        "num_key_value_heads": params.n_kv_heads, "vocab_size": params.vocab_size,
-        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
-        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
-    }
 
 
 def hf_tensor(name: str, tensor, params):
