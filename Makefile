@@ -54,7 +54,7 @@ test: standin
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## test-matrix: strict nbval under every CPU path this machine can emulate (ATEN_CPU_CAPABILITY x ONEDNN_MAX_CPU_ISA
-## x 1 and 2 threads; README "Tests"); about a minute and a half per combination
+## x 1 and 2 threads; README "Tests"); 1.5 to 4 minutes per combination
 test-matrix: standin
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR LLAMA3_TEST_MATRIX=full $(PY) -m pytest -p no:cacheprovider -rs -v \
 	    tests/test_reproducibility.py -k emulated_cpu
