@@ -49,7 +49,7 @@ test: standin
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	$(PY) -m ruff check .
 	@start=$$(date +%s); \
-	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs --durations=15 $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
