@@ -112,16 +112,14 @@ def test_llama31_hf_config_sets_use_scaled_rope():
 # --------------------------------------------------------------------------- the stand-in
 
 
-@pytest.mark.slow  # builds the 2.1 GB stand-in twice
+@pytest.mark.slow  # builds the 2.1 GB stand-in once more, to compare with the one make built
 def test_standin_is_deterministic_and_atomic(tmp_path, monkeypatch):
-    a = plumbing.build_standin(tmp_path / "a", progress=False)
+    a = plumbing.ensure_standin()  # built by an earlier process (make standin), or now
     b = plumbing.build_standin(tmp_path / "b", progress=False)
-    names = sorted(p.name for p in a.iterdir())
-    assert names == sorted(p.name for p in b.iterdir()) == sorted(
-        ["params.json", "consolidated.00.pth", "tokenizer.model", plumbing.STANDIN_MARKER])
+    names = sorted(p.name for p in b.iterdir())
+    assert names == sorted(["params.json", "consolidated.00.pth", "tokenizer.model", plumbing.STANDIN_MARKER])
     for n in names:
         assert sha256(a / n) == sha256(b / n), n
-    assert sha256(a / "consolidated.00.pth") == sha256(plumbing.STANDIN_DIR / "consolidated.00.pth")
     assert json.loads((a / "params.json").read_text()) == plumbing.LLAMA3_8B_PARAMS
 
 
