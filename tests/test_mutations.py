@@ -2,20 +2,25 @@
 
 Each mutation replaces one snippet of a code cell (it must occur exactly once in the notebook) by a plausible
 mistake: a constant, an axis, a weight read under the wrong name, an order of operations, a missing step, a
-position in the cache. The mutated notebook runs on the stand-in in a fresh kernel and must stop with an
+position in the cache. The mutated notebook runs on the stand-in from its first cell and must stop with an
 ``AssertionError`` raised by the check named in the list: the check a learner sees in Jupyter, not a test of
-``tests/``. The list is the one kept by the series; add to it when a notebook gains a step.
+``tests/``. The mistakes of one notebook share one kernel, its namespace cleared (``%reset -f``) and its
+figures closed before each run, as a learner who edits a cell and runs the notebook again from the top.
+The list is the one kept by the series; add to it when a notebook gains a step.
 """
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import nbformat
 import pytest
+from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 import plumbing
 from conftest import NOTEBOOKS
-from run_notebooks import execute_notebook
+from run_notebooks import NOTEBOOK_DIR, local_kernel_config
 
 pytestmark = pytest.mark.notebook
 
@@ -96,14 +101,44 @@ def test_the_list_covers_notebooks_03_to_07():
     assert {stem for stem, *_ in MUTATIONS} >= {"03", "04", "05", "06", "07"}
 
 
+#: Run before each mutated notebook in its notebook's kernel: a clean namespace, no figure left open.
+RESET = "%reset -f\nimport matplotlib.pyplot as _plt\n_plt.close('all')\ndel _plt"
+
+
+@pytest.fixture(scope="module")
+def kernel(standin_dir):
+    """``kernel(stem)``: a running kernel for notebook ``stem`` (IPC sockets, the notebooks' folder, no LLAMA3_*)."""
+    stack, clients = ExitStack(), {}
+
+    def get(stem: str) -> NotebookClient:
+        if stem not in clients:
+            config = stack.enter_context(local_kernel_config())
+            client = NotebookClient(nbformat.read(NOTEBOOKS[stem], as_version=4), config=config, timeout=600,
+                                    kernel_name="python3", record_timing=False,
+                                    resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+            stack.enter_context(client.setup_kernel(env=plumbing.clean_environ()))
+            clients[stem] = client
+        return clients[stem]
+
+    with stack:
+        yield get
+
+
+def run_from_the_top(client: NotebookClient, nb) -> None:
+    """Clear the kernel's namespace, then run every code cell of ``nb`` in order; raises at the first error."""
+    client.nb = nb
+    client.execute_cell(nbformat.v4.new_code_cell(RESET), 0)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            client.execute_cell(cell, index)
+
+
 @pytest.mark.parametrize("stem, mistake, snippet, replacement, check", MUTATIONS,
                          ids=[f"{m[0]}-{m[1].replace(' ', '_')}" for m in MUTATIONS])
-def test_a_visible_check_stops_the_mistake(tmp_path, standin_dir, stem, mistake, snippet, replacement, check):
-    path = tmp_path / NOTEBOOKS[stem].name
-    nbformat.write(mutated(stem, snippet, replacement), path)
-    env = plumbing.clean_environ()
+def test_a_visible_check_stops_the_mistake(kernel, stem, mistake, snippet, replacement, check):
     with pytest.raises(CellExecutionError) as stopped:
-        execute_notebook(path, None, env=env, progress=False)
+        run_from_the_top(kernel(stem), mutated(stem, snippet, replacement))
     error = stopped.value
     assert error.ename == "AssertionError", f"{mistake}: stopped by {error.ename}: {error.evalue}"
     assert error.evalue.startswith(check), f"{mistake}: stopped by another check: {error.evalue}"
+

@@ -41,8 +41,8 @@ ONEDNN_ISAS = {
 ATEN_CAPABILITIES = {"default": set(), "avx2": {"avx2", "fma"}, "avx512": {"avx512f", "avx512bw", "avx512vl", "avx512dq"}}
 THREADS = (1, 2)
 #: The part of the matrix ``make test`` runs beside its own run on the machine's defaults: a laptop without AVX-512
-#: (PyTorch's AVX2 kernels, no oneDNN bf16 kernels), on one thread.
-REPRESENTATIVE = [("avx2", "AVX2", 1)]
+#: (PyTorch's AVX2 kernels, no oneDNN bf16 kernels), on two threads.
+REPRESENTATIVE = [("avx2", "AVX2", 2)]
 
 
 def cpu_flags() -> set[str]:
