@@ -123,12 +123,14 @@ def test_standin_is_deterministic_and_atomic(tmp_path, monkeypatch):
     assert json.loads((a / "params.json").read_text()) == plumbing.LLAMA3_8B_PARAMS
 
 
-@pytest.mark.slow  # generates the stand-in's tensors before the interrupted save
+@pytest.mark.slow
 def test_interrupted_standin_build_leaves_nothing_loadable(tmp_path, monkeypatch):
     def interrupted_save(obj, f, *args, **kwargs):
         f.write(b"PK\x03\x04 half a zip")
         raise KeyboardInterrupt
 
+    # What is saved does not matter here, only that the save is cut off: a small tensor instead of 2.1 GB of them.
+    monkeypatch.setattr(plumbing.standin, "standin_tensors", lambda params, seed: {"tok_embeddings.weight": torch.zeros(2, 2)})
     monkeypatch.setattr(torch, "save", interrupted_save)
     with pytest.raises(KeyboardInterrupt):
         plumbing.build_standin(tmp_path / "s", progress=False)
