@@ -78,12 +78,19 @@ MUTATIONS = [
      "layer0_output vs Meta's TransformerBlock"),
     ("07", "the final norm left out", "h_norm = rms_norm(h, norm_weight)             # [seqlen, dim] bf16",
      "h_norm = h                                   # [seqlen, dim] bf16", "logits vs Meta's Transformer.forward"),
-    ("07", "each new token rotated as position 0", "freqs_cis = precompute_freqs_cis(start_pos + seqlen)[start_pos:]\n    h =",
-     "freqs_cis = precompute_freqs_cis(seqlen)\n    h =", "step 0: logits vs Meta's Transformer.forward"),
-    ("07", "the cache read one position short",
-     "torch.cat([cached_k[:start_pos], xk_rotated]), torch.cat([cached_v[:start_pos], xv])",
-     "torch.cat([cached_k[:start_pos - 1], xk_rotated]), torch.cat([cached_v[:start_pos - 1], xv])",
-     "step 0: logits vs Meta's Transformer.forward"),
+    ("08", "the cache written one row late", "cache_k[layer, start_pos : start_pos + seqlen] = xk",
+     "cache_k[layer, start_pos + 1 : start_pos + seqlen + 1] = xk", "prefill logits vs Meta's Transformer.forward"),
+    ("08", "each new token rotated as position 0", "freqs_cis = precompute_freqs_cis(start_pos + seqlen)[start_pos:]",
+     "freqs_cis = precompute_freqs_cis(seqlen)", "step logits vs Meta's Transformer.forward"),
+    ("08", "a mask for the new token that hides the cached positions",
+     "    if seqlen == 1:\n        return None                                      # Meta: no mask for a single token\n",
+     "    mask = torch.triu(torch.full((seqlen, start_pos + seqlen), float(\"-inf\")), diagonal=1)\n"
+     "    return mask.to(torch.bfloat16)                   # -inf right of the diagonal, start_pos forgotten\n",
+     "step logits vs Meta's Transformer.forward"),
+    ("08", "top-p that drops the token whose running sum crosses p", "mask = probs_sum - probs_sort > p",
+     "mask = probs_sum > p", "1000 seeded draws vs Meta's sample_top_p"),
+    ("08", "the temperature multiplied instead of divided", "probs = torch.softmax(last_logits / temperature, dim=-1)",
+     "probs = torch.softmax(last_logits * temperature, dim=-1)", "sampled: logits of every step vs Meta's Llama3.generate"),
 ]
 
 
@@ -96,9 +103,9 @@ def mutated(stem: str, snippet: str, mistake: str):
     return nb
 
 
-def test_the_list_covers_notebooks_03_to_07():
+def test_the_list_covers_notebooks_03_to_08():
     assert len(MUTATIONS) >= 15
-    assert {stem for stem, *_ in MUTATIONS} >= {"03", "04", "05", "06", "07"}
+    assert {stem for stem, *_ in MUTATIONS} >= {"03", "04", "05", "06", "07", "08"}
 
 
 #: Run before each mutated notebook in its notebook's kernel: a clean namespace, no figure left open.

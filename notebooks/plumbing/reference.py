@@ -17,6 +17,12 @@ Two places where this module adds to Meta's code, both stated where they happen:
   ``config.json``) gets Meta's same formula with its own constants (:func:`precompute_freqs_cis`).
 - :func:`run` records what Meta's submodules return during ``Transformer.forward`` with forward hooks, so a
   notebook can compare an intermediate tensor (``layers.0.feed_forward.w1``'s output is the gate) with Meta's.
+
+Meta's ``llama_models/llama3/generation.py`` (``Llama3.generate``, ``sample_top_p``) and ``chat_format.py``
+(``ChatFormat``) are imported unmodified too (:func:`meta_generation_code`): ``generation.py`` imports the
+multimodal model, which needs torchvision, only to recognise a vision model; a text-only placeholder stands in
+for it while the module is imported. :func:`generate` runs ``Llama3.generate`` around :func:`transformer`, as
+``Llama3.build`` would without its process group and default-device changes.
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ def _plain_fairscale() -> dict:
     layers.VocabParallelEmbedding = VocabParallelEmbedding
     init.get_model_parallel_world_size = lambda: 1
     init.get_model_parallel_rank = lambda: 0
+    init.model_parallel_is_initialized = lambda: True  # generation.py imports these two; Llama3.build would call them
+    init.initialize_model_parallel = lambda *args, **kwargs: None
     mods["fairscale.nn.model_parallel"].initialize = init
     mods["fairscale.nn.model_parallel"].layers = layers
     mods["fairscale.nn"].model_parallel = mods["fairscale.nn.model_parallel"]
@@ -84,6 +92,124 @@ def meta_model_code():
     finally:
         for mod in stubs:
             sys.modules.pop(mod, None)
+
+
+def meta_generation_code():
+    """Meta's ``llama_models.llama3.generation`` module (``Llama3``, ``sample_top_p``), text only.
+
+    ``generation.py`` imports ``CrossAttentionTransformer`` from the multimodal model (which needs torchvision) to
+    build and recognise vision models; while it is imported, a placeholder class takes its place. Everything used
+    for text, ``Llama3.generate``, ``sample_top_p``, ``ChatFormat`` and ``Tokenizer``, is Meta's unmodified code.
+
+    Raises:
+        Llama3Error: the ``llama-models`` package is not installed.
+    """
+    name = "llama_models.llama3.generation"
+    if name in sys.modules:
+        return sys.modules[name]
+    meta_model_code()
+    vision = types.ModuleType("llama_models.llama3.multimodal.model")
+
+    class CrossAttentionTransformer:  # never built: the series runs text models only
+        def __init__(self, *args, **kwargs):
+            raise Llama3Error("Meta's vision models are not part of this series (text only).")
+
+    vision.CrossAttentionTransformer = CrossAttentionTransformer
+    stubs = _plain_fairscale() if importlib.util.find_spec("fairscale") is None else {}
+    stubs[vision.__name__] = vision
+    saved = {mod: sys.modules.get(mod) for mod in stubs}
+    sys.modules.update(stubs)
+    try:
+        return importlib.import_module(name)
+    finally:
+        for mod, old in saved.items():
+            if old is None:
+                sys.modules.pop(mod, None)
+            else:
+                sys.modules[mod] = old
+
+
+def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_gen_len: int, seed: int | None = None,
+             model=None, logits: list | None = None) -> list[int]:
+    """The token ids Meta's ``Llama3.generate`` yields after the prompt ``tokens`` (``llama3/generation.py``).
+
+    ``Llama3`` is constructed around :func:`transformer` (plain layers, the checkpoint's tensors) and Meta's own
+    ``Tokenizer`` (its ``stop_tokens``: ``<|end_of_text|>``, ``<|eom_id|>``, ``<|eot_id|>``), not through
+    ``Llama3.build``. Generation stops after a stop token (which is included) or after ``max_gen_len`` ids.
+
+    Args:
+        checkpoint: an opened :class:`~plumbing.checkpoint.Checkpoint` (or a mapping of Meta's names with ``params``).
+        tokens: the prompt's token ids (a list of int), ``<|begin_of_text|>`` first as Meta encodes it.
+        temperature: 0 for greedy decoding (argmax); otherwise the logits are divided by it before the softmax and
+            ``sample_top_p`` draws the token.
+        top_p: the nucleus of ``sample_top_p`` (used when ``temperature > 0``).
+        max_gen_len: at most this many new ids.
+        seed: when given, ``torch.manual_seed(seed)`` is called first (Meta's ``build`` calls it with 1).
+        model: a model from :func:`transformer` to reuse, whose ``max_seq_len`` holds the prompt and the new ids.
+        logits: a list to which each step's last-position logits ([vocab_size] float32, what the step chose from)
+            are appended, as ``Transformer.forward`` returns them.
+
+    Returns:
+        The new ids, in order (int).
+
+    Raises:
+        Llama3Error: the prompt and ``max_gen_len`` do not fit in ``model``'s ``max_seq_len``.
+    """
+    import torch
+
+    G = meta_generation_code()
+    from llama_models.llama3.chat_format import LLMInput
+
+    tokens = [int(t) for t in tokens]
+    if model is None:
+        model = transformer(checkpoint, max_seq_len=len(tokens) + max_gen_len)
+    if len(tokens) + max_gen_len > model.params.max_seq_len:
+        raise Llama3Error(f"{len(tokens)} prompt tokens and max_gen_len {max_gen_len} do not fit in "
+                          f"max_seq_len {model.params.max_seq_len}: build the model with a larger max_seq_len")
+    llama3 = G.Llama3(model, tokenizer(), model.params)
+    if seed is not None:
+        torch.manual_seed(seed)
+    out = []
+    hook = None
+    if logits is not None:  # Transformer.forward ends with `self.output(h).float()`: record that, per step
+        hook = model.output.register_forward_hook(lambda _module, _inputs, output: logits.append(output[0, -1].float()))
+    try:
+        for results in llama3.generate([LLMInput(tokens=tokens)], temperature=temperature, top_p=top_p,
+                                       max_gen_len=max_gen_len):
+            out.append(results[0].token)
+    finally:
+        if hook is not None:
+            hook.remove()
+    return out
+
+
+def tokenizer():
+    """Meta's ``Tokenizer`` of ``llama_models/llama3/tokenizer.py`` (the one ``Llama3.generate`` uses: ``stop_tokens``)."""
+    meta_generation_code()
+    from llama_models.llama3.tokenizer import Tokenizer
+
+    return Tokenizer.get_instance()
+
+
+def encode_dialog_prompt(messages: Iterable[Mapping]) -> list[int]:
+    """Meta's ``ChatFormat.encode_dialog_prompt`` (``llama3/chat_format.py``) of ``[{"role": ..., "content": ...}]``.
+
+    Returns the token ids: ``<|begin_of_text|>``, each message with its header and ``<|eot_id|>``, then the
+    assistant's open header, which the model continues.
+
+    Raises:
+        Llama3Error: a message without a ``role`` of system, user, assistant or tool, or without ``content``.
+    """
+    meta_generation_code()
+    from llama_models.datatypes import RawMessage
+    from llama_models.llama3.chat_format import ChatFormat
+
+    try:
+        raw = [RawMessage(role=m["role"], content=m["content"]) for m in messages]
+    except (KeyError, TypeError, ValueError) as e:
+        raise Llama3Error(f"a message must be {{'role': 'system' | 'user' | 'assistant' | 'tool', 'content': str}} "
+                          f"({str(e).splitlines()[0]})") from None
+    return list(ChatFormat(tokenizer()).encode_dialog_prompt(raw).tokens)
 
 
 def model_args(params, max_seq_len: int = 64, n_layers: int | None = None):

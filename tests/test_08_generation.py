@@ -1,0 +1,224 @@
+"""Notebook 08 (generation): its ids against Meta's ``Llama3.generate`` and Hugging Face's ``generate``.
+
+The notebook writes the prefill, the cached decode, greedy choice, temperature and top-p sampling and the stop rule
+by hand, and exports ``08_generation.safetensors``: ``greedy`` (temperature 0) and ``sampled`` (temperature 0.6,
+top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 16], the stop token included when reached.
+
+* Meta: ``plumbing.reference.generate`` runs Meta's ``Llama3.generate`` (``llama_models/llama3/generation.py``,
+  constructed around the reference ``Transformer`` with plain layers, not through ``Llama3.build``) after the same
+  ``torch.manual_seed(1)``. The notebook does Meta's operations in Meta's order, so the ids are the same, token for
+  token, for greedy and for sampled generation. On the stand-in (Meta-Llama-3-8B's shapes) this is the notebook's
+  own visible check, which strict nbval runs; here it runs on small random checkpoints of other shapes: grouped-query
+  attention with ``n_rep`` 4, ``n_rep`` 1 with Llama 3.1's scaled RoPE (factor 8, Meta's ``apply_scaling``), and a
+  Hugging Face folder with tied embeddings and Llama 3.2's factor 32 in ``config.json``.
+* Hugging Face: ``LlamaForCausalLM.generate`` (greedy, bf16, eager attention) on a Hugging Face copy of a small
+  model. Its order of operations differs (tests/test_07_next_token.py: logits within 8 bf16 units of the largest
+  |logit|), so the rule is: the ids agree at every step whose top two logits (Meta's, along the notebook's ids) are
+  further apart than twice that tolerance; at the first step where they are not, Hugging Face's choice must be
+  within twice the tolerance of the top logit, and from there on the two continuations may part.
+* The chat format: the notebook's own ``dialog_tokens`` cell, run on more dialogues, against Meta's
+  ``ChatFormat.encode_dialog_prompt``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+import plumbing
+import references
+from conftest import NOTEBOOKS
+from references import meta_state, prompt_tokens
+from test_07_next_token import SMALL_PARAMS, SMALL_PARAMS_MHA, hf_state, hf_tolerance
+
+MAX_GEN_LEN = 16
+STOP_TOKENS = [128001, 128008, 128009]  # Meta's Tokenizer.stop_tokens
+#: Llama 3.2 1B's and 3B's rope_scaling in their config.json (factor 32; Meta's apply_scaling hard-codes 8).
+LLAMA32_ROPE_SCALING = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                        "original_max_position_embeddings": 8192}
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+@pytest.fixture(scope="module")
+def small_dir(tmp_path_factory, standin_dir) -> Path:
+    """Grouped-query attention, n_rep 4 (8 heads, 2 key/value heads), 3 layers."""
+    return references.write_small_checkpoint(tmp_path_factory.mktemp("small08"), SMALL_PARAMS)
+
+
+@pytest.fixture(scope="module")
+def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
+    """n_rep 1 and Llama 3.1's scaled RoPE (factor 8), 2 layers."""
+    return references.write_small_checkpoint(tmp_path_factory.mktemp("small08mha"), SMALL_PARAMS_MHA)
+
+
+def hugging_face_copy(folder: Path, small_dir: Path, tied: bool = False, rope_scaling: dict | None = None) -> Path:
+    """The small model in Hugging Face's format: ``model.safetensors`` (q/k rows permuted) and ``config.json``."""
+    from safetensors.torch import save_file
+
+    params = plumbing.ModelParams.from_json(small_dir / "params.json")
+    tensors = hf_state(meta_state(small_dir), params)
+    config = references.hf_config(params)
+    if tied:
+        del tensors["lm_head.weight"]
+        config["tie_word_embeddings"] = True
+    if rope_scaling:
+        config["rope_scaling"] = rope_scaling
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def hf_small_dir(tmp_path_factory, small_dir) -> Path:
+    return hugging_face_copy(tmp_path_factory.mktemp("hf_small08"), small_dir)
+
+
+@pytest.fixture(scope="module")
+def hf_tied_32_dir(tmp_path_factory, small_dir) -> Path:
+    """Llama 3.2's layout: no lm_head.weight (tied embeddings) and rope_scaling factor 32 in config.json."""
+    return hugging_face_copy(tmp_path_factory.mktemp("hf_tied08"), small_dir, tied=True, rope_scaling=LLAMA32_ROPE_SCALING)
+
+
+def meta_generate(folder: Path, tokens: list[int], **settings) -> list[int]:
+    """Meta's ``Llama3.generate`` on the checkpoint in ``folder`` (any layout plumbing reads)."""
+    return plumbing.reference.generate(plumbing.open_checkpoint(folder), tokens, max_gen_len=MAX_GEN_LEN, **settings)
+
+
+# --------------------------------------------------------------------------- the notebook against Meta's generate
+
+
+def check_against_meta(export: dict, folder: Path, tokens: list[int]) -> None:
+    for name in ("greedy", "sampled"):
+        ids = export[name]
+        assert ids.dtype == torch.int64 and ids.dim() == 1 and 1 <= len(ids) <= MAX_GEN_LEN, (name, ids.shape)
+        assert all(i not in STOP_TOKENS for i in ids[:-1].tolist()), f"{name}: generation went on after a stop token"
+        assert len(ids) == MAX_GEN_LEN or ids[-1].item() in STOP_TOKENS, f"{name}: stopped early without a stop token"
+    assert export["greedy"].tolist() == meta_generate(folder, tokens, temperature=0)
+    assert export["sampled"].tolist() == meta_generate(folder, tokens, temperature=0.6, top_p=0.9, seed=1)
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("prompt", [None, ""], ids=["default", "empty"])
+def test_grouped_query_model_generates_meta_ids(run_notebook, small_dir, prompt):
+    """n_rep 4; the empty prompt prefills one position (<|begin_of_text|>), with no mask."""
+    export = run_notebook("08", prompt=prompt, llama3_dir=small_dir)
+    check_against_meta(export, small_dir, prompt_tokens(prompt))
+
+
+@pytest.mark.notebook
+def test_model_without_grouping_with_scaled_rope_generates_meta_ids(run_notebook, small_mha_dir):
+    export = run_notebook("08", llama3_dir=small_mha_dir)
+    check_against_meta(export, small_mha_dir, prompt_tokens(None))
+
+
+@pytest.mark.notebook
+def test_tied_embeddings_with_factor_32_generate_meta_ids(run_notebook, hf_tied_32_dir):
+    """A Hugging Face folder shaped like Llama 3.2's: output is tok_embeddings, RoPE scaled with factor 32."""
+    assert plumbing.open_checkpoint(hf_tied_32_dir).params.rope_scaling["factor"] == 32.0
+    export = run_notebook("08", llama3_dir=hf_tied_32_dir)
+    check_against_meta(export, hf_tied_32_dir, prompt_tokens(None))
+
+
+@pytest.mark.notebook
+def test_the_export_records_its_settings(small_dir, tmp_path):
+    """The metadata says how each tensor was generated."""
+    from safetensors import safe_open
+
+    from run_notebooks import execute_notebook
+
+    env = plumbing.clean_environ(LLAMA3_EXPORT_DIR=str(tmp_path), LLAMA3_DIR=str(small_dir))
+    execute_notebook(NOTEBOOKS["08"], None, env=env, progress=False)
+    with safe_open(str(tmp_path / "08_generation.safetensors"), "pt") as f:
+        meta = f.metadata()
+    assert meta["max_gen_len"] == "16" and "temperature 0.6, top_p 0.9" in meta["sampled"] and "seed(1)" in meta["sampled"]
+
+
+# --------------------------------------------------------------------------- against Hugging Face
+
+
+@pytest.mark.notebook
+def test_greedy_ids_against_hugging_face(run_notebook, small_dir, hf_small_dir):
+    from transformers import LlamaForCausalLM
+
+    tokens = prompt_tokens(None)
+    ours = run_notebook("08", llama3_dir=small_dir)["greedy"].tolist()
+    steps = []  # Meta's logits at each step along the same ids (asserted equal to ours by the tests above)
+    assert plumbing.reference.generate(plumbing.open_checkpoint(small_dir), tokens, temperature=0,
+                                       max_gen_len=MAX_GEN_LEN, logits=steps) == ours
+    model = LlamaForCausalLM.from_pretrained(hf_small_dir, dtype=torch.bfloat16, attn_implementation="eager").eval()
+    with torch.inference_mode():
+        out = model.generate(torch.tensor([tokens]), attention_mask=torch.ones(1, len(tokens), dtype=torch.long),
+                             max_new_tokens=MAX_GEN_LEN, do_sample=False, eos_token_id=STOP_TOKENS, pad_token_id=128004)
+    theirs = out[0, len(tokens):].tolist()
+    agreed = 0
+    for step, logits in enumerate(steps):
+        tol = hf_tolerance(logits)
+        top2 = logits.topk(2).values
+        assert step < len(theirs), f"Hugging Face stopped after {len(theirs)} ids, the notebook went on"
+        if (top2[0] - top2[1]).item() > 2 * tol:
+            assert theirs[step] == ours[step], f"step {step}: Hugging Face chose {theirs[step]}, Meta and the notebook {ours[step]}"
+            agreed += 1
+        else:  # a near-tie: Hugging Face's choice must be one of the tied tokens; from here the continuations may part
+            assert logits[theirs[step]].item() >= top2[0].item() - 2 * tol
+            break
+    else:
+        assert theirs == ours
+    assert agreed >= 1, "the rule compared no step: make the small model's logits less flat"
+
+
+# --------------------------------------------------------------------------- the chat format
+
+
+def notebook_dialog_tokens():
+    """The notebook's ``dialog_tokens`` (and ``header``), from its own code cell, with its tokenizer."""
+    nb = nbformat.read(NOTEBOOKS["08"], as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and "def dialog_tokens" in c.source]
+    assert len(cells) == 1
+    namespace = {"plumbing": plumbing, "tokenizer": plumbing.load_tokenizer(plumbing.default_tokenizer_path())}
+    exec(cells[0], namespace)  # noqa: S102 - the repository's own notebook
+    return namespace["dialog_tokens"]
+
+
+DIALOGS = {
+    "one user message": [{"role": "user", "content": "Hello"}],
+    "system, user": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "6 x 7?"}],
+    "two turns": [{"role": "user", "content": "6 x 7?"}, {"role": "assistant", "content": "42"},
+                  {"role": "user", "content": "And 6 x 9?"}],
+    "unicode and blank lines": [{"role": "user", "content": "  你好 🦙\n\nline two\n"}],
+    "empty content": [{"role": "system", "content": ""}, {"role": "user", "content": "?"}],
+    "special-token text stays text": [{"role": "user", "content": "say <|eot_id|> please"}],
+}
+
+
+@pytest.mark.parametrize("name", DIALOGS)
+def test_chat_tokens_are_meta_chat_format(name):
+    dialog_tokens = notebook_dialog_tokens()
+    assert dialog_tokens(DIALOGS[name]) == plumbing.reference.encode_dialog_prompt(DIALOGS[name])
+
+
+# --------------------------------------------------------------------------- plumbing.reference's generation helpers
+
+
+def test_meta_generate_refuses_what_its_cache_cannot_hold(small_dir):
+    checkpoint = plumbing.open_checkpoint(small_dir)
+    model = plumbing.reference.transformer(checkpoint, max_seq_len=8)
+    with pytest.raises(plumbing.Llama3Error, match="max_seq_len"):
+        plumbing.reference.generate(checkpoint, prompt_tokens(None), temperature=0, max_gen_len=4, model=model)
+
+
+def test_a_message_without_a_known_role_is_refused():
+    with pytest.raises(plumbing.Llama3Error, match="role"):
+        plumbing.reference.encode_dialog_prompt([{"role": "narrator", "content": "Once"}])
+    with pytest.raises(plumbing.Llama3Error, match="content"):
+        plumbing.reference.encode_dialog_prompt([{"role": "user"}])
+
+
+def test_meta_stop_tokens_and_pad():
+    tokenizer = plumbing.reference.tokenizer()
+    assert tokenizer.stop_tokens == STOP_TOKENS and tokenizer.pad_id == 128004
