@@ -56,3 +56,7 @@ def test_quick_bench_writes_a_well_formed_table(standin_dir, tmp_path):
     if any(stem.startswith("07_") for stem in stems):  # the side-by-side rows exist, skipped under --quick
         for start in ("Notebook 07: forward pass", "Meta's Transformer", "Hugging Face"):
             assert any(label.startswith(start) for label in labels), start
+    if any(stem.startswith("08_") for stem in stems):  # the decode rows exist, skipped under --quick
+        for start in ("Notebook 08: cached decode", "Notebook 08: the same loop without the cache",
+                      "Meta's Llama3.generate: decode", "Hugging Face generate: decode", "Notebook 08: decode bandwidth"):
+            assert sum(label.startswith(start) for label in labels) == 1, start
