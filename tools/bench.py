@@ -217,7 +217,7 @@ def generation(path: Path | None, hf_load: Row | None, quick: bool) -> list[Row]
     probe, data = child(labels[0], "decode", path, N_NEW)
     cached, uncached, meta = data.get("cached"), data.get("uncached"), data.get("meta")
     hf = hf_load.data.get("decode") if hf_load else None
-    rows = [Row(labels[0], time=cached, rss=probe.rss, anon=probe.anon, why=probe.why),
+    rows = [Row(labels[0], time=cached, why=probe.why),  # the probe's memory is the copy test's 2 GiB: not shown
             Row(labels[1], time=uncached, why=probe.why), Row(labels[2], time=meta, why=probe.why),
             Row(labels[3], time=hf, why="" if hf else (hf_load.why if hf_load and hf_load.why else "not run"))]
     if cached and meta:
