@@ -30,6 +30,22 @@ def standin_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_dir(tmp_path_factory, standin_dir) -> Path:
+    """A small random Meta-format checkpoint (``references.SMALL_PARAMS``: grouped-query attention, n_rep 4, 3 layers)."""
+    import references
+
+    return references.write_small_checkpoint(tmp_path_factory.mktemp("small"), references.SMALL_PARAMS)
+
+
+@pytest.fixture(scope="session")
+def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
+    """A second one (``references.SMALL_PARAMS_MHA``): n_rep 1, Llama 3.1's scaled RoPE, 2 layers."""
+    import references
+
+    return references.write_small_checkpoint(tmp_path_factory.mktemp("small_mha"), references.SMALL_PARAMS_MHA)
+
+
+@pytest.fixture(scope="session")
 def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
     """A Hugging Face safetensors copy of the stand-in's embedding table and layer 0 (1.5 GB, written once per session).
 

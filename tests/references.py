@@ -19,6 +19,17 @@ import types
 from plumbing import reference as _reference
 
 
+#: The small model of tests 07 and 08 (``small_dir`` in conftest.py): other shapes than the 8B in every dimension
+#: a notebook derives from params.json.
+SMALL_PARAMS = {"dim": 256, "n_layers": 3, "n_heads": 8, "n_kv_heads": 2, "vocab_size": 128256,
+                "multiple_of": 64, "norm_eps": 1e-05, "rope_theta": 500000.0}
+#: A second one: one key/value head per query head (n_rep 1, repeat_kv does nothing), an FFN multiplier,
+#: and Llama 3.1's scaled RoPE (Meta's apply_scaling).
+SMALL_PARAMS_MHA = {"dim": 192, "n_layers": 2, "n_heads": 6, "n_kv_heads": 6, "vocab_size": 128256,
+                    "multiple_of": 32, "ffn_dim_multiplier": 1.3, "norm_eps": 1e-05, "rope_theta": 500000.0,
+                    "use_scaled_rope": True}
+
+
 def _weights(state, params):
     """``state`` (name -> tensor) with ``params``, in the shape :mod:`plumbing.reference` takes (a checkpoint)."""
     return types.SimpleNamespace(get=state.__getitem__, keys=state.keys, params=params)

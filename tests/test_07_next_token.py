@@ -38,15 +38,6 @@ from references import meta_state, prompt_tokens
 
 BF16_UNIT = 2.0**-8  # bf16 keeps 8 significant bits: one rounding changes a value by at most 2**-8 of it (2**-9 to nearest)
 
-#: The small model: other shapes than the 8B in every dimension the notebook derives from params.json.
-SMALL_PARAMS = {"dim": 256, "n_layers": 3, "n_heads": 8, "n_kv_heads": 2, "vocab_size": 128256,
-                "multiple_of": 64, "norm_eps": 1e-05, "rope_theta": 500000.0}
-#: A second one: one key/value head per query head (n_rep 1, repeat_kv does nothing), an FFN multiplier,
-#: and Llama 3.1's scaled RoPE (Meta's apply_scaling).
-SMALL_PARAMS_MHA = {"dim": 192, "n_layers": 2, "n_heads": 6, "n_kv_heads": 6, "vocab_size": 128256,
-                    "multiple_of": 32, "ffn_dim_multiplier": 1.3, "norm_eps": 1e-05, "rope_theta": 500000.0,
-                    "use_scaled_rope": True}
-
 PROMPTS = {
     "default": None,  # the series' prompt, 17 tokens
     "empty": "",  # just <|begin_of_text|>: one position, no mask
@@ -120,18 +111,6 @@ def compact_forward(state: dict, params: plumbing.ModelParams, tokens: list[int]
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def small_dir(tmp_path_factory, standin_dir) -> Path:
-    """The small model of SMALL_PARAMS (grouped-query attention, 3 layers)."""
-    return references.write_small_checkpoint(tmp_path_factory.mktemp("small07"), SMALL_PARAMS)
-
-
-@pytest.fixture(scope="module")
-def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
-    """The small model of SMALL_PARAMS_MHA (n_rep 1, scaled RoPE, 2 layers)."""
-    return references.write_small_checkpoint(tmp_path_factory.mktemp("small07mha"), SMALL_PARAMS_MHA)
 
 
 @pytest.fixture(scope="module")

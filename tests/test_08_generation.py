@@ -33,7 +33,7 @@ import plumbing
 import references
 from conftest import NOTEBOOKS
 from references import meta_state, prompt_tokens
-from test_07_next_token import SMALL_PARAMS, SMALL_PARAMS_MHA, hf_state, hf_tolerance
+from test_07_next_token import hf_state, hf_tolerance
 
 MAX_GEN_LEN = 16
 STOP_TOKENS = [128001, 128008, 128009]  # Meta's Tokenizer.stop_tokens
@@ -43,18 +43,6 @@ LLAMA32_ROPE_SCALING = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor"
 
 
 # --------------------------------------------------------------------------- checkpoints
-
-
-@pytest.fixture(scope="module")
-def small_dir(tmp_path_factory, standin_dir) -> Path:
-    """Grouped-query attention, n_rep 4 (8 heads, 2 key/value heads), 3 layers."""
-    return references.write_small_checkpoint(tmp_path_factory.mktemp("small08"), SMALL_PARAMS)
-
-
-@pytest.fixture(scope="module")
-def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
-    """n_rep 1 and Llama 3.1's scaled RoPE (factor 8), 2 layers."""
-    return references.write_small_checkpoint(tmp_path_factory.mktemp("small08mha"), SMALL_PARAMS_MHA)
 
 
 def hugging_face_copy(folder: Path, small_dir: Path, tied: bool = False, rope_scaling: dict | None = None) -> Path:
