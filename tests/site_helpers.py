@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 import warnings
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,6 +17,7 @@ import nbformat
 import pytest
 
 import build_site
+import i18n
 import plumbing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +29,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 STEMS = [p.stem for p in plumbing.series_notebooks()]
 ZH = build_site.EDITIONS["zh_CN"].folder  # the Chinese edition's folder in the site
 ERRATA = {lang: build_site.errata_page(build_site.DOCS, e) is not None for lang, e in build_site.EDITIONS.items()}
+#: the repository's address, read where it is written (the site's configuration reads it there too)
+REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"].rstrip("/")
+#: each edition's notebooks in the repository: notebooks/ and, for Chinese, where tools/i18n.py writes them
+NOTEBOOK_FOLDERS = {lang: (HOME if lang == "en" else i18n.edition_path(HOME / "x.ipynb", lang).parent).relative_to(ROOT).as_posix()
+                    for lang in build_site.EDITIONS}
 
 
 
@@ -110,6 +117,34 @@ def tags(page: Path) -> list[tuple[str, dict]]:
     parser = _Tags()
     parser.feed(page.read_text(encoding="utf-8"))
     return parser.found
+
+
+def outside_links(page: Path) -> dict[str, list[str]]:
+    """The page's links out of the site: its launch menu's (``binder``, ``colab``) and to the ``repository``
+    (the header's button and the sidebar's icon link)."""
+    found = {"binder": [], "colab": [], "repository": []}
+    for tag, attrs in tags(page):
+        classes = attrs.get("class", "").split() if tag == "a" else []
+        for kind, marks in [("binder", {"btn-launch-binder"}), ("colab", {"btn-launch-colab"}),
+                            ("repository", {"btn-source-repository-button", "pst-navbar-icon"})]:
+            if marks & set(classes):
+                found[kind].append(attrs.get("href"))
+    return found
+
+
+def expected_outside_links(name: str, lang: str, first: str) -> dict[str, list[str]]:
+    """What :func:`outside_links` must find on the page ``name`` (relative to its edition's root) of edition
+    ``lang``, whose first notebook is ``first``: a notebook page opens its notebook in the repository (the
+    Chinese ones in notebooks/zh/), any other page the edition's folder of notebooks (Binder) and its first
+    notebook (Colab)."""
+    assert REPOSITORY.startswith("https://github.com/"), f"Colab and Binder open GitHub repositories, not {REPOSITORY}"
+    owner_repo, folder = REPOSITORY.removeprefix("https://github.com/"), NOTEBOOK_FOLDERS[lang]
+    stem = Path(name).stem
+    notebook = f"{folder}/{stem}.ipynb" if name.startswith("notebooks/") else f"{folder}/{first}.ipynb"
+    opened = notebook if name.startswith("notebooks/") else folder
+    return {"binder": [f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{opened}"],
+            "colab": [f"https://colab.research.google.com/github/{owner_repo}/blob/main/{notebook}"],
+            "repository": [REPOSITORY, REPOSITORY]}
 
 
 def sidebar(page: Path) -> list[str]:

@@ -19,6 +19,9 @@ by tools/i18n.py) is held to the same checks: its sidebar lists every translated
 errata page when docs/errata.zh-CN.md exists), Sphinx's own words are Chinese, each page links to its
 English counterpart and back, and search finds the RoPE notebook for the Chinese word 旋转 (rotation;
 Sphinx indexes Chinese without a dictionary through tools/book/search_zh.py, by pairs of characters).
+Every page of both editions links to the repository and opens in Google Colab and on Binder: a notebook
+page its own notebook (a Chinese page the one in notebooks/zh/), any other page its edition's folder of
+notebooks and first notebook, at the address that pyproject.toml's ``[project.urls] Repository`` gives.
 Chromium is found on PATH (chromium, chromium-browser, google-chrome) or given as LLAMA3_CHROMIUM=path.
 Without it (a learner's laptop) the browser tests are skipped with the reason; when the environment
 variable CI is set they fail instead.
@@ -37,7 +40,8 @@ import build_site
 import site_stage
 import plumbing
 
-from site_helpers import HOME, STEMS, ZH, ERRATA, tiny_notebook, page_names, tags, sidebar
+from site_helpers import HOME, ROOT, STEMS, ZH, ERRATA, tiny_notebook, page_names, tags, sidebar, outside_links, \
+    expected_outside_links
 
 
 # --------------------------------------------------------------------------- as files
@@ -89,6 +93,19 @@ def test_each_page_links_to_its_counterpart_in_the_other_edition(site, zh_stems)
             assert target.name == "index.html", f"{name}: links to {links[0]}"
     assert "中文版" in (site / "index.html").read_text(encoding="utf-8")
     assert ">English</a>" in (site / ZH / "index.html").read_text(encoding="utf-8")
+
+
+def test_every_page_links_to_the_repository_and_opens_in_colab_and_binder(site, zh_stems):
+    """Both editions: each notebook page launches its own notebook in the repository (notebooks/zh/ for the
+    Chinese pages), every other page its edition's folder and first notebook; each address exists there."""
+    for lang, stems in [("en", STEMS), ("zh_CN", zh_stems)]:
+        folder = build_site.EDITIONS[lang].folder
+        for name in page_names(stems, ERRATA[lang]) + ["search.html"]:
+            page = site / folder / name
+            found, expected = outside_links(page), expected_outside_links(name, lang, stems[0])
+            assert found == expected, f"{page.relative_to(site)}: links out {found}, expected {expected}"
+            opened = found["colab"][0].split("/blob/main/", 1)[1]
+            assert (ROOT / opened).is_file(), f"{page.relative_to(site)}: Colab would open {opened}, not in the repository"
 
 
 def test_the_chinese_edition_speaks_chinese(site, zh_stems):
@@ -210,3 +227,19 @@ def test_a_tiny_chinese_edition(tiny_editions):
     assert 'href="../notebooks/01_tiny.html"' in en_errata and 'href="../notebooks/01_tiny.html"' in zh_errata
     assert "the README (<code" in en_errata  # a repository file that is no page: its name, not a broken link
     assert "</a>和这一行。" in zh_errata  # a line break between Chinese characters is no space
+
+
+def test_every_page_of_a_tiny_site_has_launch_and_repository_links(tiny_editions):
+    """Every HTML page of both editions, notebook or not (search, index of terms, a notebook left out of the
+    Chinese edition), has a Colab, a Binder and a repository link; the Chinese menu speaks Chinese."""
+    pages = [p for p in tiny_editions.rglob("*.html") if "_static" not in p.parts]
+    assert {"index.html", "notebooks/01_tiny.html", "notebooks/02_tiny.html", "docs/errata.html", "search.html",
+            f"{ZH}/index.html", f"{ZH}/notebooks/01_tiny.html", f"{ZH}/docs/errata.html", f"{ZH}/search.html"} \
+        <= {p.relative_to(tiny_editions).as_posix() for p in pages}
+    for page in pages:
+        name = page.relative_to(tiny_editions).as_posix()
+        lang = "zh_CN" if name.startswith(f"{ZH}/") else "en"
+        expected = expected_outside_links(name.removeprefix(f"{ZH}/"), lang, "01_tiny")
+        assert outside_links(page) == expected, f"{name}: links out {outside_links(page)}, expected {expected}"
+        html = page.read_text(encoding="utf-8")
+        assert ('title="在 Colab 上运行"' in html and "Launch on" not in html) == (lang == "zh_CN"), name

@@ -16,7 +16,8 @@ import pytest
 
 import build_site
 
-from site_helpers import SHOTS, CHROMIUM_NAMES, CHROMIUM_ARGS, STEMS, ZH, ERRATA, unavailable, page_names, has_math
+from site_helpers import SHOTS, CHROMIUM_NAMES, CHROMIUM_ARGS, STEMS, ZH, ERRATA, unavailable, page_names, has_math, \
+    expected_outside_links
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -228,3 +229,28 @@ def test_translated_solutions_and_deep_dives_are_collapsed_in_the_browser(browse
     assert_collapsed_until_opened(browser, tiny_editions / ZH / "notebooks" / "01_tiny.html",
                                   ["answer printed by the solution: 42", "答案是四十二", "answer of a solution without prose",
                                    "第一个深入探讨的文字", "output of a deep-dive cell"], "显示解答")
+
+
+@pytest.mark.parametrize("name", ["notebooks/01_tiny.html", "index.html"])
+def test_the_launch_menu_opens_colab_and_binder(browser, tiny_editions, name):
+    """In both editions, the rocket's menu shows the Colab and Binder links and the header the repository's,
+    each to the page's own notebook or folder (the Chinese ones in notebooks/zh/); nothing loads from outside."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside = []
+    context.route(re.compile(r"^(https?|wss?)://"), lambda route: (outside.append(route.request.url), route.abort()))
+    page = context.new_page()
+    for lang, folder in [("en", ""), ("zh_CN", f"{ZH}/")]:
+        expected = expected_outside_links(name, lang, "01_tiny")
+        page.goto((tiny_editions / f"{folder}{name}").as_uri(), wait_until="load")
+        page.wait_for_function(READY, timeout=20_000)
+        links = {kind: page.locator(f"a.btn-launch-{kind}") for kind in ("binder", "colab")}
+        assert not any(link.is_visible() for link in links.values()), f"{folder}{name}: the menu is open before a click"
+        page.locator(".dropdown-launch-buttons button.dropdown-toggle").click()
+        for kind, link in links.items():
+            link.wait_for(state="visible", timeout=5_000)
+            assert link.get_attribute("href") == expected[kind][0], f"{folder}{name}: {kind}"
+            assert link.locator("img").evaluate("i => i.complete && i.naturalWidth > 0"), f"{folder}{name}: {kind} logo"
+        repository = page.locator("a.btn-source-repository-button")
+        assert repository.is_visible() and repository.get_attribute("href") == expected["repository"][0], f"{folder}{name}"
+    context.close()
+    assert outside == [], f"requests outside the site: {outside}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -206,6 +207,19 @@ def test_sphinx_command(tmp_path):
     assert {"-W", "--keep-going", "-E", "-a", "-q"} <= set(command)
     settings = dict(command[i + 1].split("=", 1) for i, arg in enumerate(command) if arg == "-D")
     assert settings["language"] == "zh_CN" and settings["copyright"].startswith("Llama 3, step by step 的作者")
+    # the Chinese pages launch the notebooks where tools/i18n.py writes them (tools/book/launch_links.py)
+    assert ROOT / settings["llama3_notebooks"] == i18n.edition_path(ROOT / "notebooks" / "01_tiny.ipynb").parent
     assert json.loads(settings["llama3_other_edition"]) == other
     english = build_site.sphinx_command(tmp_path / "src", tmp_path / "html", EN, verbose=True)
-    assert "-q" not in english and [a for a in english if re.match(r"llama3_other|copyright", a)] == []
+    assert "-q" not in english and [a for a in english if re.match(r"llama3_other|llama3_notebooks|copyright", a)] == []
+
+
+def test_the_site_reads_the_repository_address_from_pyproject():
+    """The launch and repository links of the site take the address from ``[project.urls] Repository``; the
+    site's configuration and build write it nowhere else (a fork changes that one line)."""
+    address = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    files = [*site_stage.BOOK.rglob("*"), ROOT / "tools" / "build_site.py", ROOT / "tools" / "site_stage.py"]
+    written = [f for f in files if f.is_file() and f.suffix in (".py", ".md", ".html", ".css", ".js")
+               and address.rstrip("/").split("://")[-1] in f.read_text(encoding="utf-8")]
+    assert written == [], f"the repository's address is written in {written}, not only in pyproject.toml"
+    assert '["project"]["urls"]["Repository"]' in (site_stage.BOOK / "conf.py").read_text(encoding="utf-8")

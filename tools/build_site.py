@@ -25,9 +25,11 @@ Writes:
     ``--out`` (default ``site/``), replaced as a whole: ``index.html`` with the series, one page per
     notebook under ``notebooks/`` (sidebar with every notebook, the page's contents, previous/next,
     a download button for the ``.ipynb``, a banner saying which weights it ran on, the link to the other
-    edition), ``docs/errata.html``, search, and the theme's and MathJax's files in ``_static/``; the
-    same for the Chinese edition under ``zh/``. Nothing is loaded from outside ``--out``: the site
-    works from ``file://`` and from any static server.
+    edition; on every page a link to the repository and a launch menu that opens the page's notebook in
+    the repository, ``notebooks/`` or ``notebooks/zh/``, in Google Colab and on Binder: the address is
+    ``[project.urls] Repository`` of pyproject.toml), ``docs/errata.html``, search, and the theme's and
+    MathJax's files in ``_static/``; the same for the Chinese edition under ``zh/``. Nothing is loaded
+    from outside ``--out`` (links lead out of it): the site works from ``file://`` and from any static server.
 Raises:
     SiteError (printed as one line, exit status 2): a notebook of the series missing from ``--src`` or
     never executed, a markdown image that is missing, empty, outside the repository or remote, any

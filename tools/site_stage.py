@@ -58,7 +58,8 @@ class Edition:
 EDITIONS = {
     "en": Edition("en", "", "English", "en", "index.md", "errata.md"),
     "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
-                     (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),)),
+                     (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
+                      ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}"))),  # its launch links: notebooks/zh/
 }
 
 

@@ -9,18 +9,25 @@ The site has two editions, built with this one configuration: English (``languag
 ``site/``) and Chinese (``-D language=zh_CN``, in ``site/zh/``: Sphinx's and the theme's own words
 in Chinese, the notebooks translated by tools/i18n.py from ``locale/zh_CN/LC_MESSAGES/*.po``, the home
 page from ``index.zh_CN.md``). tools/build_site.py sets the language and ``llama3_other_edition``
-(editions.py), which links every page to its counterpart in the other edition.
+(editions.py), which links every page to its counterpart in the other edition, and for the Chinese
+edition ``llama3_notebooks`` (launch_links.py: the repository's folder of the edition's notebooks).
+
+Every page links to the repository and opens in Google Colab and on Binder (the theme's repository
+button and launch menu, with launch_links.py). The repository's address is read from pyproject.toml,
+``[project.urls] Repository``, the one place it is written.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: The site's own small extensions, files beside this one, in the order they import each other.
-LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh"]
+LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh",
+                    "launch_links"]
 
 
 def load_local_extension(name: str) -> None:
@@ -48,6 +55,7 @@ extensions = [
     "deep_dives",  # the "Deep dives" section of a notebook, collapsed
     "editions",  # the link to the same page in the other edition (English <-> 中文)
     "search_zh",  # Chinese search by pairs of characters (Sphinx's needs the package jieba)
+    "launch_links",  # Colab and Binder links on every page, to the edition's notebooks in the repository
 ]
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]
@@ -62,6 +70,11 @@ myst_heading_anchors = 3
 # --------------------------------------------------------------------------- editions
 language = "en"  # tools/build_site.py builds the Chinese edition with language = "zh_CN"
 llama3_other_edition = ""  # JSON, set by tools/build_site.py with -D (editions.py)
+
+# --------------------------------------------------------------------------- the repository
+PYPROJECT = tomllib.loads((HERE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+repository_url = PYPROJECT["project"]["urls"]["Repository"].rstrip("/")  # written there only
+llama3_notebooks = "notebooks"  # launch_links.py; tools/build_site.py sets notebooks/zh for the Chinese edition
 
 # --------------------------------------------------------------------------- HTML
 html_theme = "sphinx_book_theme"
@@ -84,11 +97,17 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": True,
     "use_fullscreen_button": False,
-    "use_repository_button": False,
+    "use_repository_button": True,  # on every page, beside the launch and download buttons
     "use_issues_button": False,
     "use_edit_page_button": False,
     "use_source_button": False,
-    "launch_buttons": {},  # no Binder/Colab/JupyterHub links from the pages: the README says how
+    # the page's notebook in the repository, opened on Binder and in Colab (launch_links.py: every page, both editions)
+    "repository_url": repository_url,
+    "repository_branch": "main",
+    "path_to_docs": "",  # the source folder's notebooks/NN_*.ipynb are the repository's notebooks/NN_*.ipynb
+    "launch_buttons": {"notebook_interface": "jupyterlab", "binderhub_url": "https://mybinder.org",
+                       "colab_url": "https://colab.research.google.com"},
+    "icon_links": [{"name": "GitHub", "url": repository_url, "icon": "fa-brands fa-github", "type": "fontawesome"}],
     "analytics": {},
     "navigation_with_keys": False,
     "navbar_persistent": [],  # the sidebar has the search field; no second one in a header bar

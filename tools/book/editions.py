@@ -16,7 +16,7 @@ this one does not have, with links to them: nothing when it has them all. ``llam
 a toctree that leaves out its entries that are no page of the build (the errata page, in a site without
 one): Sphinx warns of an empty ``:glob:`` in a way that ``suppress_warnings`` cannot silence.
 
-The labels that the site's own extensions write (solutions, deep dives, banner) are looked up with
+The labels that the site's own extensions write (solutions, deep dives, banner, launch menu) are looked up with
 :func:`label` in the build's language.
 """
 
@@ -38,6 +38,8 @@ LABELS = {
         "show_deep_dives": "Show the deep dives",
         "optional": " (optional)",
         "other_edition": "This page in another language",
+        "launch": "Launch interactive content",
+        "launch_on": "Launch on {}",
         "left_out": ("Not yet in this edition:", " these notebooks are in the other edition only: ", ", ", "."),
     },
     "zh_CN": {
@@ -46,6 +48,8 @@ LABELS = {
         "show_deep_dives": "展开深入探讨",
         "optional": "（选读）",
         "other_edition": "本页的其他语言版本",
+        "launch": "在线运行笔记本",
+        "launch_on": "在 {} 上运行",
         "left_out": ("尚未收入中文版：", "以下笔记本的翻译还不完整，请先阅读英文版：", "、", "。"),
     },
 }
