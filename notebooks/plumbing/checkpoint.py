@@ -55,6 +55,20 @@ class Checkpoint:
                     table["output.weight"] = table["tok_embeddings.weight"]
         self._check_shapes()
 
+    @property
+    def tied_embeddings(self) -> bool:
+        """True when ``output.weight`` is ``tok_embeddings.weight`` (Llama 3.2 1B and 3B): one table, counted once.
+
+        Hugging Face folders: ``tie_word_embeddings`` and no ``lm_head.weight`` in the files. Meta folders: the two
+        names share one storage in ``consolidated.00.pth`` (``torch.save`` writes a shared storage once).
+        """
+        if self._state is None:
+            return self._hf_names.get("output.weight") == self._hf_names.get("tok_embeddings.weight")
+        out, emb = self._state.get("output.weight"), self._state.get("tok_embeddings.weight")
+        return (out is not None and emb is not None and out.shape == emb.shape
+                and out.untyped_storage().data_ptr() == emb.untyped_storage().data_ptr()
+                and out.storage_offset() == emb.storage_offset())
+
     def _check_shapes(self) -> None:
         expected = self.params.expected_shapes()
         for name, shape in self._shapes.items():

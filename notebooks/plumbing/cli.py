@@ -1,11 +1,14 @@
 """The command line, ``python -m plumbing COMMAND`` (used by the Makefile):
 
 ``build-standin``
-    build the synthetic stand-in in ``data/standin/`` unless it is complete or ``LLAMA3_DIR`` names real weights
+    build the synthetic stand-in in ``data/standin/`` unless it is complete or ``LLAMA3_DIR`` names real weights;
+    ``build-standin --model Llama-3.2-1B --out DIR [--layers N]`` builds a stand-in of another model's shapes in
+    ``DIR`` (models: Meta-Llama-3-8B, Llama-3.1-8B, Llama-3.2-1B, Llama-3.2-3B)
 ``check-weights``
     validate ``LLAMA3_DIR`` (or the stand-in) and print a short report; reads no weight values
 ``nbval-flag``
-    print ``--nbval`` on the stand-in, ``--nbval-lax`` on real weights (what ``make test`` passes to pytest)
+    print ``--nbval`` on the stand-in, ``--nbval-lax`` on real weights or a stand-in of another model's shapes
+    (what ``make test`` passes to pytest: the committed outputs are the 8B-shaped stand-in's)
 ``tokenize``
     internal: the child process of :func:`plumbing.tokenizer.tokenize_out_of_process`
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from .checkpoint import open_checkpoint
 from .errors import Llama3Error
@@ -23,7 +27,7 @@ from .inputs import DEFAULT_PROMPT
 from .paths import STANDIN_DIR, display_path
 from .standin import build_standin, standin_complete
 from .tokenizer import encode_prompt, load_tokenizer, tokenize_command, tokenizer_path
-from .weights import is_standin, resolve_dir
+from .weights import is_default_standin, is_standin, resolve_dir
 
 
 def check_weights_report(folder: str | os.PathLike | None = None) -> str:
@@ -52,11 +56,36 @@ def check_weights_report(folder: str | os.PathLike | None = None) -> str:
     return "\n".join(lines)
 
 
+def _build_other_standin(args: list[str]) -> int:
+    """``build-standin --model NAME --out DIR [--layers N]``: a stand-in of another model's shapes in ``DIR``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m plumbing build-standin", exit_on_error=False)
+    parser.add_argument("--model", default="Meta-Llama-3-8B")
+    parser.add_argument("--out", required=True, help="the folder to write (not data/standin/)")
+    parser.add_argument("--layers", type=int, default=None, help="keep the first N layers only")
+    try:
+        opts = parser.parse_args(args)
+    except (argparse.ArgumentError, SystemExit) as e:
+        raise Llama3Error(f"build-standin: {e}; usage: build-standin --model Llama-3.2-1B --out DIR [--layers N]") from None
+    out = Path(opts.out).expanduser()
+    if out.resolve() == STANDIN_DIR.resolve():
+        raise Llama3Error("--out must not be data/standin/, which holds the 8B-shaped stand-in the committed outputs come from.")
+    if standin_complete(out):
+        print(f"stand-in already built in {display_path(out)}")
+        return 0
+    build_standin(out, model=opts.model, n_layers=opts.layers)
+    print(f"stand-in of {opts.model}'s shapes built in {display_path(out)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command of the module docstring; errors print one line and exit with status 2."""
     argv = sys.argv[1:] if argv is None else argv
     cmd = argv[0] if argv else ""
     try:
+        if cmd == "build-standin" and len(argv) > 1:
+            return _build_other_standin(argv[1:])
         if cmd == "build-standin":
             if not is_standin(resolve_dir()):
                 print("LLAMA3_DIR is set: the stand-in is not needed")
@@ -72,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "nbval-flag":
             # Strict comparison of every output on the stand-in; with real weights only the
             # cells tagged nbval-check-output (weights-independent outputs) are compared.
-            print("--nbval" if is_standin(resolve_dir()) else "--nbval-lax")
+            print("--nbval" if is_default_standin(resolve_dir()) else "--nbval-lax")
             return 0
         if cmd == "check-weights":
             print(check_weights_report())

@@ -69,11 +69,18 @@ def meta_name_to_hf(name: str) -> str:
 
 def hf_config(params) -> dict:
     """The ``config.json`` Hugging Face's conversion writes for :class:`~plumbing.params.ModelParams` ``params``
-    (``transformers``' ``convert_llama_weights_to_hf.py``: Meta's names mapped to Hugging Face's keys)."""
-    return {
+    (``transformers``' ``convert_llama_weights_to_hf.py``: Meta's names mapped to Hugging Face's keys), with
+    ``rope_scaling`` when ``use_scaled_rope`` (the constants of ``params.rope_scaling``: factor 32 for Llama 3.2 1B
+    and 3B) and ``tie_word_embeddings`` as ``params.tied_embeddings``."""
+    config = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
         "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
         "num_key_value_heads": params.n_kv_heads, "vocab_size": params.vocab_size,
         "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
         "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
+        "tie_word_embeddings": params.tied_embeddings,
     }
+    if params.use_scaled_rope:
+        config["rope_scaling"] = {"rope_type": "llama3", **{k: v for k, v in params.rope_scaling.items() if k != "source"}}
+        config["max_position_embeddings"] = params.context_length
+    return config

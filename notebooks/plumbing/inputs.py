@@ -47,11 +47,12 @@ class Inputs:
     pieces: list[str]
 
     def report(self, keys: Iterable[str] = ()) -> str:
-        """Lines to print at the top of a notebook: the weights in use, the prompt, the params in ``keys``."""
+        """Lines to print at the top of a notebook: the weights, the prompt, RoPE scaling (factor, source), the params in ``keys``."""
         n = len(self.tokens)
         shown = repr(self.prompt) if len(self.prompt) <= 200 else f"{self.prompt[:200]!r}... ({len(self.prompt):,} characters)"
         lines = [f"weights: {self.checkpoint.description}",
                  f"prompt: {shown} ({n} token{'s' if n != 1 else ''} with <|begin_of_text|>)"]
+        lines.append(self.params.rope_scaling_line())
         if self.prompt != DEFAULT_PROMPT:
             lines.append("note: LLAMA3_PROMPT is set; the text describes the default prompt (17 tokens), the outputs are for yours")
         lines += [f"{k}: {getattr(self.params, k)!r}" for k in keys]

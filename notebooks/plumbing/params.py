@@ -25,6 +25,26 @@ LLAMA3_8B_PARAMS = {
 }
 
 
+#: The ``params.json`` of every Llama 3 text model this series runs on, as Meta publishes them (the ``arch_args`` of
+#: ``llama_models/sku_list.py``; base and Instruct share them). Llama 3.2 1B and 3B tie the output projection to the
+#: embedding table (``tie_word_embeddings`` in their ``config.json``).
+MODELS = {
+    "Meta-Llama-3-8B": LLAMA3_8B_PARAMS,
+    "Llama-3.1-8B": {**LLAMA3_8B_PARAMS, "use_scaled_rope": True},
+    "Llama-3.2-1B": {"dim": 2048, "n_layers": 16, "n_heads": 32, "n_kv_heads": 8, "vocab_size": 128256,
+                     "ffn_dim_multiplier": 1.5, "multiple_of": 256, "norm_eps": 1e-05, "rope_theta": 500000.0,
+                     "use_scaled_rope": True},
+    "Llama-3.2-3B": {"dim": 3072, "n_layers": 28, "n_heads": 24, "n_kv_heads": 8, "vocab_size": 128256,
+                     "ffn_dim_multiplier": 1.0, "multiple_of": 256, "norm_eps": 1e-05, "rope_theta": 500000.0,
+                     "use_scaled_rope": True},
+}
+#: Models whose ``output.weight`` is ``tok_embeddings.weight`` (one table, counted once).
+TIED_EMBEDDINGS = ("Llama-3.2-1B", "Llama-3.2-3B")
+#: Llama 3.2 1B's and 3B's RoPE scaling factor: 32, from their ``config.json`` (confirmed by Meta's maintainers in
+#: meta-llama/llama-models issues 166 and 241), while Meta's reference ``apply_scaling`` hard-codes 8 (Llama 3.1's).
+LLAMA32_SCALING_FACTOR = 32.0
+
+
 @dataclass(frozen=True)
 class ModelParams:
     """``params.json`` of a Llama 3 checkpoint, with the values derived from it.
@@ -117,13 +137,28 @@ class ModelParams:
         return self.multiple_of * ((hidden + self.multiple_of - 1) // self.multiple_of)
 
     @property
+    def model_shape(self) -> str | None:
+        """The name in :data:`MODELS` whose shapes these are (every size but ``n_layers``), or ``None``.
+
+        Llama 3 8B and 3.1 8B share their shapes; they differ in ``use_scaled_rope``, which decides between them.
+        """
+        for name, raw in MODELS.items():
+            known = ModelParams.from_dict(raw)
+            if (self.dim, self.n_heads, self.n_kv_heads, self.vocab_size, self.ffn_hidden_dim) == (
+                    known.dim, known.n_heads, known.n_kv_heads, known.vocab_size, known.ffn_hidden_dim) and (
+                    self.use_scaled_rope == known.use_scaled_rope or name.startswith("Llama-3.2")):
+                return name
+        return None
+
+    @property
     def rope_scaling(self) -> dict:
         """The constants of Llama 3.1's RoPE frequency scaling, used when :attr:`use_scaled_rope` is true.
 
-        Meta's folders: Meta's ``apply_scaling`` (``llama_models/llama3/model.py``) hard-codes factor 8,
-        low_freq_factor 1, high_freq_factor 4 and an original context of 8192 tokens. Hugging Face folders:
-        the ``rope_scaling`` of ``config.json``, as transformers reads it (Llama 3.2 1B/3B use factor 32).
-        ``source`` says which, for printing.
+        In order: the ``rope_scaling`` of a Hugging Face ``config.json``, as transformers reads it; for a Meta
+        folder with Llama 3.2 1B's or 3B's shapes (whatever its ``n_layers``), factor 32
+        (:data:`LLAMA32_SCALING_FACTOR`); otherwise the constants Meta's ``apply_scaling``
+        (``llama_models/llama3/model.py``) hard-codes: factor 8, low_freq_factor 1, high_freq_factor 4 and an
+        original context of 8192 tokens. ``source`` says which, for printing.
         """
         hf = self.extra.get("rope_scaling") or {}
         if hf.get("rope_type", hf.get("type")) == "llama3":
@@ -131,8 +166,20 @@ class ModelParams:
                     "high_freq_factor": float(hf.get("high_freq_factor", 4.0)),
                     "original_max_position_embeddings": int(hf.get("original_max_position_embeddings", 8192)),
                     "source": "config.json's rope_scaling"}
-        return {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+        meta = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
                 "source": "Meta's apply_scaling (hard-coded)"}
+        shape = self.model_shape
+        if shape in TIED_EMBEDDINGS:
+            meta.update(factor=LLAMA32_SCALING_FACTOR,
+                        source=f"{shape.replace('-', ' ')}'s config.json (Meta's apply_scaling hard-codes 8, Llama 3.1's)")
+        return meta
+
+    def rope_scaling_line(self) -> str:
+        """One line for printing: whether RoPE is scaled, the factor and where it came from."""
+        if not self.use_scaled_rope:
+            return "RoPE scaling: none (use_scaled_rope is false, as in Llama 3)"
+        c = self.rope_scaling
+        return f"RoPE scaling: factor {c['factor']:g}, from {c['source']}"
 
     @property
     def context_length(self) -> int:
@@ -161,9 +208,21 @@ class ModelParams:
             })
         return shapes
 
+    @property
+    def tied_embeddings(self) -> bool:
+        """True when the output projection is the embedding table: ``tie_word_embeddings`` in a Hugging Face
+        ``config.json``, or a Meta folder with Llama 3.2 1B's or 3B's shapes (:data:`TIED_EMBEDDINGS`)."""
+        if "tie_word_embeddings" in self.extra:
+            return bool(self.extra["tie_word_embeddings"])
+        return self.model_shape in TIED_EMBEDDINGS
+
     def parameter_count(self) -> int:
-        """Number of parameters of the full model (8,030,261,248 for Llama 3 8B)."""
-        return sum(math.prod(s) for s in self.expected_shapes().values())
+        """Number of parameters of the full model, a tied embedding table counted once (8,030,261,248 for Llama 3 8B,
+        1,235,814,400 for Llama 3.2 1B)."""
+        shapes = self.expected_shapes()
+        if self.tied_embeddings:
+            del shapes["output.weight"]
+        return sum(math.prod(s) for s in shapes.values())
 
 
 def params_from_hf_config(raw: Mapping) -> ModelParams:
@@ -185,6 +244,8 @@ def params_from_hf_config(raw: Mapping) -> ModelParams:
             "rope_theta": float(theta),
             "use_scaled_rope": rope.get("rope_type", rope.get("type")) == "llama3",
         }
+        if "tie_word_embeddings" in raw:
+            meta["tie_word_embeddings"] = bool(raw["tie_word_embeddings"])  # kept in ModelParams.extra
         if rope:
             meta["rope_scaling"] = dict(rope)  # kept in ModelParams.extra (e.g. the factor, 8 or 32)
         if raw.get("intermediate_size") is not None:

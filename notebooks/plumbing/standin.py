@@ -1,5 +1,9 @@
 """The synthetic stand-in: a deterministic checkpoint with Meta-Llama-3-8B's names, shapes and dtype.
 
+``data/standin/`` holds the 8B-shaped one, which the committed outputs come from. The same builder writes
+stand-ins of Llama 3.2 1B's and 3B's shapes elsewhere (``python -m plumbing build-standin --model Llama-3.2-1B
+--out DIR``), for measuring and testing those models' shapes; ``--layers`` keeps the first few layers only.
+
 Built only on request (``make``'s targets, ``python -m plumbing build-standin``, or :func:`plumbing.setup`
 when the stand-in is missing, which says so); finding or opening weights never builds anything.
 """
@@ -11,7 +15,7 @@ import math
 from pathlib import Path
 from collections.abc import Callable
 
-from .params import LLAMA3_8B_PARAMS, ModelParams
+from .params import LLAMA3_8B_PARAMS, MODELS, TIED_EMBEDDINGS, ModelParams
 from .paths import STANDIN_DIR, STANDIN_MARKER, atomic_write
 from .tokenizer import default_tokenizer_path
 
@@ -52,9 +56,11 @@ def standin_pool_layout(params: ModelParams) -> tuple[int, dict[str, int]]:
     in_layers = [k for k in shapes if k.startswith("layers.") and len(shapes[k]) == 2]
     biggest = max(math.prod(shapes[k]) for k in in_layers)
     size = max(math.prod(shapes["output.weight"]), biggest + len(in_layers))
+    if params.model_shape in TIED_EMBEDDINGS:  # output.weight is tok_embeddings.weight: not in the pool
+        size = biggest + len(in_layers) * max(1, biggest // 64)
     step = max(1, (size - biggest) // len(in_layers))
     step -= 1 - step % 2  # odd
-    offsets = {"output.weight": 0}
+    offsets = {} if params.model_shape in TIED_EMBEDDINGS else {"output.weight": 0}
     offsets.update({k: (i + 1) * step for i, k in enumerate(in_layers)})
     return size, offsets
 
@@ -103,17 +109,43 @@ def standin_tensors(params: ModelParams | None = None, seed: int = STANDIN_SEED)
     pool = normal((size // 4096 + 1, 4096) if size > 4096 else (size,), 1.0 / math.sqrt(p.dim)).reshape(-1)
     for name, offset in offsets.items():
         out[name] = pool[offset : offset + math.prod(shapes[name])].view(shapes[name])
+    if p.model_shape in TIED_EMBEDDINGS:  # Llama 3.2 1B and 3B: one table for the input and the output
+        out["output.weight"] = out["tok_embeddings.weight"]
     return {name: out[name] for name in shapes}  # Meta's order
 
 
-def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress: bool = True) -> Path:
+def standin_params(model: str = "Meta-Llama-3-8B", n_layers: int | None = None) -> dict:
+    """The ``params.json`` of a stand-in: ``model``'s (a key of :data:`~plumbing.params.MODELS`), ``n_layers`` layers.
+
+    Raises:
+        Llama3Error: an unknown model, or ``n_layers`` not between 1 and the model's number of layers.
+    """
+    from .errors import Llama3Error
+
+    if model not in MODELS:
+        raise Llama3Error(f"No stand-in for {model!r}; the models are {', '.join(MODELS)}.")
+    raw = dict(MODELS[model])
+    if n_layers is not None:
+        if not isinstance(n_layers, int) or not 1 <= n_layers <= raw["n_layers"]:
+            raise Llama3Error(f"--layers must be a whole number from 1 to {raw['n_layers']} for {model}, found {n_layers!r}.")
+        raw["n_layers"] = n_layers
+    return raw
+
+
+def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress: bool = True,
+                  model: str = "Meta-Llama-3-8B", n_layers: int | None = None) -> Path:
     """Write the stand-in checkpoint to ``target``, laid out like Meta's ``original/`` folder.
 
-    Files: ``params.json`` (Meta-Llama-3-8B's real values), ``consolidated.00.pth``
-    (``torch.save`` of the tensors of :func:`standin_tensors`), ``tokenizer.model`` (Meta's,
+    Files: ``params.json`` (``model``'s real values, Meta-Llama-3-8B's by default; ``n_layers`` keeps the first
+    layers only), ``consolidated.00.pth`` (``torch.save`` of the tensors of :func:`standin_tensors`; Llama 3.2 1B
+    and 3B store ``output.weight`` as ``tok_embeddings.weight``, one storage), ``tokenizer.model`` (Meta's,
     copied from ``llama-models``) and the marker ``STANDIN.json``. Every file is written
     atomically; the marker is written last, so an interrupted build is rebuilt next time.
+
+    Raises:
+        Llama3Error: an unknown ``model`` or a bad ``n_layers`` (:func:`standin_params`).
     """
+    raw = standin_params(model, n_layers)
     target = Path(target)
     for stale in target.glob(".*.tmp"):  # left by a build that was killed (SIGTERM, closed terminal)
         stale.unlink(missing_ok=True)
@@ -128,23 +160,28 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
         if bar is not None:
             bar.update(1)
 
-    params = ModelParams.from_dict(LLAMA3_8B_PARAMS)
+    params = ModelParams.from_dict(raw)
     tensors = standin_tensors(params, seed)
     done()
     atomic_write(target / "consolidated.00.pth", _torch_saver(tensors))
     del tensors
     done()
-    atomic_write(target / "params.json", lambda tmp: tmp.write_text(json.dumps(LLAMA3_8B_PARAMS, indent=2) + "\n"))
+    atomic_write(target / "params.json", lambda tmp: tmp.write_text(json.dumps(raw, indent=2) + "\n"))
     done()
     tok = default_tokenizer_path().read_bytes()
     atomic_write(target / "tokenizer.model", lambda tmp: tmp.write_bytes(tok))
     done()
     marker = {
-        "what": "synthetic stand-in for Meta-Llama-3-8B: random bf16 tensors with Meta's key names, shapes and dtype",
+        "what": f"synthetic stand-in for {model}: random bf16 tensors with Meta's key names, shapes and dtype",
         "seed": seed,
         "tensors": len(params.expected_shapes()),
         "sharing": STANDIN_SHARING,
     }
+    if model != "Meta-Llama-3-8B" or n_layers is not None:  # the default marker stays as it was
+        tied = " (output.weight is the same table)" if params.tied_embeddings else ""
+        marker.update(model=model, n_layers=params.n_layers,
+                      sharing=f"tok_embeddings has its own values{tied}; every other weight matrix is a view at its own "
+                              f"offset into one shared random pool, so all {len(params.expected_shapes())} tensors differ")
     atomic_write(target / STANDIN_MARKER, lambda tmp: tmp.write_text(json.dumps(marker, indent=2) + "\n"))
     done()
     if bar is not None:

@@ -43,8 +43,28 @@ def resolve_dir(value: str | os.PathLike | None = None) -> Path | None:
 
 
 def is_standin(folder: Path | None) -> bool:
-    """True for the synthetic stand-in (``None`` or a folder with the stand-in marker)."""
+    """True for a synthetic stand-in (``None`` or a folder with the stand-in marker), of any model's shapes."""
     return folder is None or (Path(folder) / STANDIN_MARKER).is_file()
+
+
+def standin_model(folder: Path | None) -> tuple[str, int | None]:
+    """``(model, n_layers)`` of a stand-in folder, from its marker: ``("Meta-Llama-3-8B", None)`` for the default one.
+
+    The committed outputs come from the default one only (``data/standin/``, or a copy of it).
+    """
+    import json
+
+    marker = (STANDIN_DIR if folder is None else Path(folder)) / STANDIN_MARKER
+    try:
+        raw = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "Meta-Llama-3-8B", None
+    return raw.get("model", "Meta-Llama-3-8B"), raw.get("n_layers")
+
+
+def is_default_standin(folder: Path | None) -> bool:
+    """True for the stand-in the committed outputs come from: Meta-Llama-3-8B's shapes, all 32 layers."""
+    return is_standin(folder) and standin_model(folder) == ("Meta-Llama-3-8B", None)
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,10 @@ class WeightsSource:
     @property
     def description(self) -> str:
         """Which weights, for printing (never an absolute path)."""
+        if self.standin and not is_default_standin(self.folder):
+            model, n_layers = standin_model(self.folder)
+            return (f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({n_layers} layers; random bf16 values "
+                    "under Meta's tensor names; not Meta's weights)")
         if self.standin:
             return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes: "
                     "tok_embeddings has its own, the other weight matrices are views into one shared random pool; "

@@ -1,0 +1,92 @@
+"""The two Colab cells of every notebook: a link that opens the notebook in Google Colab, and the setup cell.
+
+    python tools/colab.py          # write or update the two cells in every notebooks/NN_*.ipynb
+
+The cells stand at the end of "Before you start", just before "## Setup": a markdown cell (id ``colab-link``)
+with the notebook's "Open in Colab" link and a code cell (id ``colab-setup``) that does nothing outside Colab. In
+Colab it clones the repository, installs the package ``plumbing`` with what the kernels need (``pyproject.toml``'s
+``dependencies``: Colab's own torch is kept when it is recent enough, and nothing of JupyterLab, Sphinx or
+transformers is installed), builds the synthetic stand-in unless ``LLAMA3_DIR`` names weights (on Google Drive,
+for example), and puts the package on the kernel's path. The repository's address comes from ``pyproject.toml``
+(``[project.urls] Repository``), its one place. ``tests/test_launch.py`` checks that the cells are current and runs
+the setup cell's commands in a fresh virtual environment that already holds a newer torch.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+LINK_ID, SETUP_ID = "colab-link", "colab-setup"
+CLONE = "/content/llama3-step-by-step"  # where the setup cell clones the repository in Colab
+
+
+def repository() -> str:
+    """The repository's address, ``https://github.com/OWNER/NAME`` (``[project.urls] Repository``)."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+
+
+def colab_url(path_in_repository: str) -> str:
+    """Google Colab's address for a notebook of the repository's ``main`` branch."""
+    return f"https://colab.research.google.com/github/{repository().removeprefix('https://github.com/')}/blob/main/{path_in_repository}"
+
+
+def link_source(path_in_repository: str) -> str:
+    """The markdown cell: the link, and what the next cell does."""
+    return (f"**Google Colab.** [Open this notebook in Colab]({colab_url(path_in_repository)}) and run the next cell "
+            "first: it fetches the series and builds the synthetic stand-in (a few minutes, once per session). "
+            "Elsewhere that cell does nothing.")
+
+
+def setup_source() -> str:
+    """The code cell, the same in every notebook."""
+    return f"""# Google Colab only. For your own weights on Google Drive, first run in a new cell:
+#   from google.colab import drive; drive.mount("/content/drive")
+#   %env LLAMA3_DIR=/content/drive/MyDrive/Llama-3.2-1B
+import sys
+
+if "google.colab" in sys.modules:
+    !git clone --quiet --depth 1 {repository()} {CLONE}
+    %pip install --quiet --editable {CLONE}
+    !python -m plumbing build-standin
+    sys.path.insert(0, "{CLONE}/notebooks")"""
+
+
+def update(path: Path) -> bool:
+    """Write or refresh the two cells in the notebook at ``path``; True when it changed."""
+    nb = nbformat.read(path, as_version=4)
+    relative = path.resolve().relative_to(ROOT).as_posix()
+    want = {LINK_ID: link_source(relative), SETUP_ID: setup_source()}
+    cells = {c.get("id"): c for c in nb.cells}
+    if LINK_ID in cells and SETUP_ID in cells:
+        changed = any(cells[k].source != v for k, v in want.items())
+        for k, v in want.items():
+            cells[k].source = v
+    else:
+        setup = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## Setup"))
+        link = nbformat.v4.new_markdown_cell(want[LINK_ID])
+        code = nbformat.v4.new_code_cell(want[SETUP_ID])
+        link["id"], code["id"] = LINK_ID, SETUP_ID
+        nb.cells[setup:setup] = [link, code]
+        changed = True
+    if changed:
+        nbformat.write(nb, path)
+    return changed
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT / "notebooks"))
+    import plumbing
+
+    for path in plumbing.series_notebooks():
+        if update(path):
+            print(f"updated {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
