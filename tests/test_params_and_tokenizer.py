@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import struct
 import warnings
 
@@ -73,6 +74,62 @@ def test_bad_params_get_clear_errors(change, message):
 
 
 # --------------------------------------------------------------------------- tokenizer.model
+
+
+def test_models_are_metas_params_json():
+    """plumbing.MODELS holds Meta's own params.json for each model (llama_models' sku_list, base and Instruct)."""
+    from llama_models import sku_list
+
+    arch = {m.descriptor(): m.arch_args for m in sku_list.all_registered_models()}
+    for name, descriptor in {"Meta-Llama-3-8B": "Llama-3-8B", "Llama-3.1-8B": "Llama3.1-8B",
+                             "Llama-3.2-1B": "Llama3.2-1B", "Llama-3.2-3B": "Llama3.2-3B"}.items():
+        for variant in (descriptor, f"{descriptor}-Instruct"):
+            meta = {k: v for k, v in arch[variant].items() if k in ModelParams.__dataclass_fields__}
+            assert ModelParams.from_dict(meta) == ModelParams.from_dict(plumbing.MODELS[name]), variant
+            assert ModelParams.from_dict(meta).model_shape == name, variant
+
+
+@pytest.mark.parametrize("name, n_layers, factor, tied", [
+    ("Meta-Llama-3-8B", None, None, False), ("Llama-3.1-8B", None, 8.0, False),
+    ("Llama-3.2-1B", None, 32.0, True), ("Llama-3.2-1B", 2, 32.0, True), ("Llama-3.2-3B", 3, 32.0, True)])
+def test_rope_factor_and_tied_embeddings_follow_the_models_shape(name, n_layers, factor, tied):
+    """A Meta folder has no factor in params.json: Llama 3.2 1B's and 3B's shapes get their config.json's 32, whatever
+    n_layers; Llama 3.1 gets Meta's hard-coded 8; Llama 3 is not scaled."""
+    p = ModelParams.from_dict(plumbing.standin_params(name, n_layers))
+    assert p.tied_embeddings is tied and p.model_shape == name
+    line = p.rope_scaling_line()
+    if factor is None:
+        assert not p.use_scaled_rope and line.startswith("RoPE scaling: none")
+    else:
+        assert p.rope_scaling["factor"] == factor and f"factor {factor:g}, from " in line
+    other = ModelParams.from_dict({**plumbing.MODELS["Llama-3.2-1B"], "dim": 2048 + 64, "n_heads": 33, "n_kv_heads": 11})
+    assert other.model_shape is None and other.rope_scaling["factor"] == 8.0  # an unknown shape: Meta's 8
+
+
+def test_parameter_count_counts_a_tied_table_once():
+    p1b = ModelParams.from_dict(plumbing.MODELS["Llama-3.2-1B"])
+    assert p1b.parameter_count() == sum(math.prod(s) for n, s in p1b.expected_shapes().items() if n != "output.weight")
+    hf = plumbing.params_from_hf_config({"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+                                         "num_key_value_heads": 8, "vocab_size": 128256, "intermediate_size": 8192,
+                                         "tie_word_embeddings": False})
+    assert not hf.tied_embeddings  # config.json's word wins over the shape
+    assert hf.parameter_count() == p1b.parameter_count() + 128256 * 2048
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "Llama-2-7B", "--out", "x"], "No stand-in for 'Llama-2-7B'"),
+    (["--model", "Llama-3.2-1B", "--out", "x", "--layers", "0"], "--layers must be a whole number from 1 to 16"),
+    (["--model", "Llama-3.2-1B", "--out", "data/standin"], "--out must not be data/standin/"),
+    (["--model", "Llama-3.2-1B"], "usage: build-standin --model"),
+])
+def test_build_standin_of_another_model_refuses_bad_arguments(args, message, capsys, tmp_path, monkeypatch):
+    from plumbing.cli import main
+
+    monkeypatch.chdir(plumbing.REPO_ROOT if "data/standin" in args else tmp_path)
+    assert main(["build-standin", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+    assert not (tmp_path / "x").exists()
 
 
 def test_packaged_tokenizer_is_metas_file():

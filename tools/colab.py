@@ -36,15 +36,14 @@ def colab_url(path_in_repository: str) -> str:
 
 
 def link_source(path_in_repository: str) -> str:
-    """The markdown cell: the link, and what the next cell does."""
-    return (f"**Google Colab.** [Open this notebook in Colab]({colab_url(path_in_repository)}) and run the next cell "
-            "first: it fetches the series and builds the synthetic stand-in (a few minutes, once per session). "
-            "Elsewhere that cell does nothing.")
+    """The markdown cell: the link (the setup cell's comment says what it does; elsewhere it does nothing)."""
+    return f"**Google Colab:** [open this notebook there]({colab_url(path_in_repository)}) and run the next cell first."
 
 
 def setup_source() -> str:
     """The code cell, the same in every notebook."""
-    return f"""# Google Colab only. For your own weights on Google Drive, first run in a new cell:
+    return f"""# Google Colab only (elsewhere this cell does nothing): fetch the series, install it beside Colab's own torch
+# and build the synthetic stand-in, a few minutes once per session. For your own weights on Google Drive, first:
 #   from google.colab import drive; drive.mount("/content/drive")
 #   %env LLAMA3_DIR=/content/drive/MyDrive/Llama-3.2-1B
 import sys

@@ -60,14 +60,15 @@ def _build_other_standin(args: list[str]) -> int:
     """``build-standin --model NAME --out DIR [--layers N]``: a stand-in of another model's shapes in ``DIR``."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m plumbing build-standin", exit_on_error=False)
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):  # one line from Llama3Error, not argparse's usage block and exit
+            raise Llama3Error(f"build-standin: {message}; usage: build-standin --model Llama-3.2-1B --out DIR [--layers N]")
+
+    parser = Parser(prog="python -m plumbing build-standin", add_help=False)
     parser.add_argument("--model", default="Meta-Llama-3-8B")
     parser.add_argument("--out", required=True, help="the folder to write (not data/standin/)")
     parser.add_argument("--layers", type=int, default=None, help="keep the first N layers only")
-    try:
-        opts = parser.parse_args(args)
-    except (argparse.ArgumentError, SystemExit) as e:
-        raise Llama3Error(f"build-standin: {e}; usage: build-standin --model Llama-3.2-1B --out DIR [--layers N]") from None
+    opts = parser.parse_args(args)
     out = Path(opts.out).expanduser()
     if out.resolve() == STANDIN_DIR.resolve():
         raise Llama3Error("--out must not be data/standin/, which holds the 8B-shaped stand-in the committed outputs come from.")
