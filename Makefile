@@ -17,8 +17,13 @@ endif
 .PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench diagrams standin setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
+## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
 setup: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml
+	@test -x $(PY) || found=$$('$(PYTHON_SYS)' -c 'import sys; print("Python %d.%d" % sys.version_info[:2]); sys.exit(sys.version_info < (3, 11))' 2>/dev/null) || { \
+	    echo "error: creating $(VENV) needs Python 3.11 or newer; found $(if $(PYTHON_SYS),$${found:-no working Python} at '$(PYTHON_SYS)',neither python3.11 nor python3 on PATH)." >&2; \
+	    echo "  macOS: brew install python@3.11 or python.org's installer (/usr/bin/python3 is 3.9); Windows: WSL2 with sudo apt install python3.11 python3.11-venv make." >&2; \
+	    echo "  Then: make PYTHON_SYS=/path/to/python3.11 run" >&2; exit 1; }
 	@echo "==> creating $(VENV) and installing requirements.lock (every package pinned; torch 2.13.0 CPU build)"
 	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
