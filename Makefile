@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench diagrams standin setup lab clean
+.PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -92,6 +92,11 @@ refresh: $(STAMP)
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)
 bench: standin
 	$(PY) tools/bench.py
+
+## bench-models: time and memory of every notebook on stand-ins of Meta-Llama-3-8B's, Llama 3.2 3B's and 1B's shapes
+## (builds data/standin-<model>/ once; writes build/bench_models.md; README "Which model to run")
+bench-models: standin
+	$(PY) tools/bench_models.py
 
 ## diagrams: redraw the diagrams in images/ (images/make_diagrams.py, the package images/diagrams/); the output is
 ## deterministic, so an unchanged drawing leaves no diff (tests/test_diagrams.py checks the committed images)
