@@ -142,3 +142,20 @@ def test_hugging_face_format_gives_the_same_exports(run_notebook, llama32_dirs, 
     assert set(from_hf) == set(from_meta)
     for name in from_meta:
         assert plumbing.same_bits(from_hf[name], from_meta[name]), name
+
+
+@pytest.mark.notebook
+def test_a_meta_file_without_output_weight_reads_as_tied(run_notebook, llama32_dirs, tmp_path):
+    """A Llama 3.2 file that stores only tok_embeddings.weight: output.weight is that table, and 07 gives the same logits."""
+    import shutil
+
+    source = llama32_dirs["Llama-3.2-1B", "meta"]
+    state = {k: v for k, v in meta_state(source).items() if k != "output.weight"}
+    torch.save(state, tmp_path / "consolidated.00.pth")
+    for name in ("params.json", "tokenizer.model"):
+        shutil.copy(source / name, tmp_path / name)
+    ckpt = plumbing.open_checkpoint(tmp_path)
+    assert ckpt.tied_embeddings and "output.weight" in ckpt.keys()
+    assert torch.equal(ckpt.get("output.weight"), ckpt.get("tok_embeddings.weight"))
+    without, with_name = run_notebook("07", llama3_dir=tmp_path), run_notebook("07", llama3_dir=source)
+    assert torch.equal(without["logits"], with_name["logits"])

@@ -33,6 +33,8 @@ class Checkpoint:
         if source.format == "meta":
             self.params = ModelParams.from_json(source.config_path)
             self._state = _torch_load_mmap(source.files[0])
+            if "output.weight" not in self._state and "tok_embeddings.weight" in self._state and self.params.tied_embeddings:
+                self._state["output.weight"] = self._state["tok_embeddings.weight"]  # a tied model's file without the name
             self._hf = None
             self._shapes = {k: tuple(v.shape) for k, v in self._state.items() if hasattr(v, "shape")}
             self._dtypes = {k: v.dtype for k, v in self._state.items() if hasattr(v, "dtype")}
@@ -60,7 +62,8 @@ class Checkpoint:
         """True when ``output.weight`` is ``tok_embeddings.weight`` (Llama 3.2 1B and 3B): one table, counted once.
 
         Hugging Face folders: ``tie_word_embeddings`` and no ``lm_head.weight`` in the files. Meta folders: the two
-        names share one storage in ``consolidated.00.pth`` (``torch.save`` writes a shared storage once).
+        names share one storage in ``consolidated.00.pth`` (``torch.save`` writes a shared storage once), or the file
+        of a model with Llama 3.2 1B's or 3B's shapes has no ``output.weight`` and it is read as ``tok_embeddings.weight``.
         """
         if self._state is None:
             return self._hf_names.get("output.weight") == self._hf_names.get("tok_embeddings.weight")
