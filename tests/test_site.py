@@ -64,7 +64,7 @@ def test_every_page_has_sidebar_contents_prev_next_and_download(site, executed, 
         served = (page.parent / download[0]).read_bytes()
         if lang == "en":
             assert served == (executed / f"{stem}.ipynb").read_bytes()
-        else:  # the translated notebook, as tools/i18n.py writes it into notebooks/zh/ (the same ../images/ paths)
+        else:  # the translated notebook, as tools/i18n.py writes it into notebooks/zh/ (figures attached)
             expected = nbformat.writes(site_stage.edition_notebook(executed / f"{stem}.ipynb", lang)) + "\n"
             assert served.decode("utf-8") == expected
         toc = re.search(r'<nav id="pst-page-toc-nav".*?</nav>', page.read_text(encoding="utf-8"), flags=re.S)

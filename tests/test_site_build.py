@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import attachments
 import build_site
 import i18n
 import plumbing
@@ -183,6 +184,28 @@ def test_staging_the_chinese_edition(tiny):
     assert site_stage.page_names(stems, page is not None) == ["index", "notebooks/01_tiny", "docs/errata"]
     with pytest.raises(site_stage.SiteError, match="02_tiny.ipynb has no complete translation"):
         site_stage.stage_files(home, ["02_tiny"], home, ZH)
+
+
+def test_staging_shows_attachments_as_the_files_and_serves_the_notebook_as_it_is(tiny):
+    """MyST-NB shows no attachments: the staged copy says ../images/ again, the download is the notebook itself."""
+    home = tiny / "notebooks"
+    assert attachments.update(home / "01_tiny.ipynb", tiny / "images")  # ![a figure](attachment:tiny.png)
+    catalogue = i18n.extract(home / "01_tiny.ipynb")  # its translation, the image target changed as in the English
+    for message in catalogue:
+        if message.id:
+            message.string, message.flags = message.id.replace("Tiny", "小页面").replace("a figure", "一幅图"), set()
+    i18n.write_catalogue(catalogue, i18n.catalogue_path(home / "01_tiny.ipynb"))
+    for edition, served in [(EN, home / "01_tiny.ipynb"), (ZH, i18n.notebook_text(home / "01_tiny.ipynb"))]:
+        files = site_stage.stage_files(home, ["01_tiny"], home, edition)
+        assert sorted(files) == ["_sources/notebooks/01_tiny.ipynb", "images/path_overview.png", "images/tiny.png",
+                                 "index.md", "notebooks/01_tiny.ipynb"]
+        assert files["_sources/notebooks/01_tiny.ipynb"] == served  # what the download button serves
+        assert "attachment:tiny.png" in site_stage.markdown_of(site_stage.edition_notebook(home / "01_tiny.ipynb", edition.language))
+        shown = nbformat.reads(files["notebooks/01_tiny.ipynb"], as_version=4)
+        assert "](../images/tiny.png)" in shown.cells[0].source and "attachments" not in shown.cells[0]
+        assert shown.cells[1] == nbformat.read(home / "01_tiny.ipynb", as_version=4).cells[1]
+        assert site_stage.served_files(files) == {"_sources/notebooks/01_tiny.ipynb": served}
+        assert sorted(site_stage.source_files(files)) == sorted(set(files) - {"_sources/notebooks/01_tiny.ipynb"})
 
 
 def test_staging_stops_at_a_missing_or_unexecuted_notebook(tiny):

@@ -12,8 +12,8 @@ These tests check, for every notebook of the series:
   code cells (source, outputs, metadata, execution counts) are the English notebook's, and it has as
   many markdown cells, in the same places;
 - each translation keeps its English cell's structure: the same inline code spans and fenced blocks,
-  the same maths ($...$, $$...$$), the same link and image targets (image paths too: ``../images/`` in
-  both, since notebooks/images links to ../images; an "Open in Colab" link opens the edition's own notebook, in
+  the same maths ($...$, $$...$$), the same link and image targets (figures too: ``attachment:x.png`` in
+  both, the cell's attachments being the English cell's; an "Open in Colab" link opens the edition's own notebook, in
   notebooks/zh/), the same HTML tags (``<details>``, ``<summary>``), the same
   heading levels and section numbers (``## Deep dives`` becomes ``## 深入探讨 · Deep dives``), and
   tables with the same number of rows and columns. This catches a translator's slip, not a style.

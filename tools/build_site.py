@@ -18,18 +18,20 @@ configuration in ``tools/book/`` (``-D language=...``, ``-W``: every warning is 
 Reads:
     the series, ``plumbing.series_notebooks()`` (every ``notebooks/NN_*.ipynb``, in order), as executed
     copies ``--src/NN_*.ipynb`` (default ``build/``; never re-executed); the images that markdown cells
-    reference (``../images/x.png`` in both editions, resolved against ``--home``, default ``notebooks/``);
+    show (``attachment:x.png`` of tools/attachments.py in both editions, staged as the file ``../images/x.png``,
+    resolved against ``--home``, default ``notebooks/``);
     the catalogues of the translation; the errata pages ``docs/errata.md`` and ``docs/errata.zh-CN.md``
     when they exist; the Sphinx configuration, the home pages and the site's small extensions in ``tools/book/``.
 Writes:
     ``--out`` (default ``site/``), replaced as a whole: ``index.html`` with the series, one page per
     notebook under ``notebooks/`` (sidebar with every notebook, the page's contents, previous/next,
-    a download button for the ``.ipynb``, a banner saying which weights it ran on, the link to the other
-    edition; on every page a link to the repository and a launch menu that opens the page's notebook in
-    the repository, ``notebooks/`` or ``notebooks/zh/``, in Google Colab and on Binder: the address is
-    ``[project.urls] Repository`` of pyproject.toml), ``docs/errata.html``, search, and the theme's and
-    MathJax's files in ``_static/``; the same for the Chinese edition under ``zh/``. Nothing is loaded
-    from outside ``--out`` (links lead out of it): the site works from ``file://`` and from any static server.
+    a download button for the ``.ipynb``, as it is with its figures attached, a banner saying which
+    weights it ran on, the link to the other edition; on every page a link to the repository and a
+    launch menu that opens the page's notebook in the repository, ``notebooks/`` or ``notebooks/zh/``,
+    in Google Colab and on Binder: the address is ``[project.urls] Repository`` of pyproject.toml),
+    ``docs/errata.html``, search, and the theme's and MathJax's files in ``_static/``; the same for the
+    Chinese edition under ``zh/``. Nothing is loaded from outside ``--out`` (links lead out of it): the
+    site works from ``file://`` and from any static server.
 Raises:
     SiteError (printed as one line, exit status 2): a notebook of the series missing from ``--src`` or
     never executed, a markdown image that is missing, empty, outside the repository or remote, any
@@ -51,8 +53,8 @@ from pathlib import Path
 
 import i18n
 import plumbing
-from site_stage import BOOK, DOCS, EDITIONS, REPO_ROOT, Edition, SiteError, errata_page, page_names, stage_files, \
-    translated, write_files
+from site_stage import BOOK, DOCS, EDITIONS, REPO_ROOT, Edition, SiteError, errata_page, page_names, served_files, \
+    source_files, stage_files, translated, write_files
 
 __all__ = ["EDITIONS", "DOCS", "SiteError", "build", "build_editions", "errata_page", "translated"]
 
@@ -97,7 +99,8 @@ def finish_sphinx(process: subprocess.Popen, log: Path) -> None:
 
 def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: dict[Edition, dict | None]) -> dict[Edition, Path]:
     """Build every staged edition at once (one ``python -m sphinx`` each, side by side), each in its own
-    folder ``work/<language>/``: ``src/`` the staged files, ``html/`` the pages; return edition -> ``html/``.
+    folder ``work/<language>/``: ``src/`` the staged files, ``html/`` the pages (then the staged files that
+    the site serves as they are, :func:`site_stage.served_files`); return edition -> ``html/``.
 
     Raises:
         SiteError: a build warned or failed (see :func:`finish_sphinx`).
@@ -105,7 +108,7 @@ def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: di
     running = {}
     for edition, files in staged.items():
         folder = work / edition.language
-        write_files(files, folder / "src")
+        write_files(source_files(files), folder / "src")
         command = sphinx_command(folder / "src", folder / "html", edition, others[edition], verbose)
         running[edition] = start_sphinx(command, folder / "sphinx.log", verbose)
     try:
@@ -119,6 +122,7 @@ def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: di
     built = {}
     for edition in staged:
         built[edition] = html = work / edition.language / "html"
+        write_files(served_files(staged[edition]), html)  # the notebooks with their attachments, for download
         # Sphinx's build record, and the themes' template macros that they ship among their static files
         for leftover in [html / ".buildinfo", html / ".buildinfo.bak", *(html / "_static").glob("*webpack-macros.html")]:
             leftover.unlink(missing_ok=True)

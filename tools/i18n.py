@@ -11,8 +11,8 @@ translation. When an English cell changes, ``extract`` keeps the old translation
 previous English text beside it (``#| msgid``), so a translator sees what changed; a fuzzy or empty
 entry is not used, and ``check`` reports it. The translated notebooks are generated, never edited by
 hand: code cells, outputs and metadata are the English notebook's, so they run under nbval with the
-English outputs. Catalogues are read and written with Babel (``babel.messages``), the gettext library
-Sphinx itself uses.
+English outputs, and so are the markdown cells' attachments (the figures). Catalogues are read and
+written with Babel (``babel.messages``), the gettext library Sphinx itself uses.
 """
 
 from __future__ import annotations
@@ -140,9 +140,9 @@ def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
 def translated_notebook(notebook: Path, lang: str = "zh_CN"):
     """The English notebook with every markdown cell translated; code, outputs and metadata unchanged.
 
-    Image paths are left as the English cell has them (``../images/x.png``): ``notebooks/images`` links to
-    ``../images``, so the same relative path finds the same file from ``notebooks/`` and ``notebooks/zh/``,
-    and the site (tools/site_stage.py) stages both editions' notebooks the same way.
+    A translated cell keeps the English cell's attachments (the figures, ``![..](attachment:x.png)``, that
+    tools/attachments.py writes from images/): only its text is replaced, so the Chinese notebook opened alone
+    shows them too, and the site (tools/site_stage.py) stages both editions' notebooks the same way.
 
     Raises:
         plumbing.Llama3Error: a markdown cell has no usable translation (see :func:`problems`).

@@ -7,15 +7,20 @@ copy, or the text to write), and :func:`write_files` writes that map into a give
                               toctree globs ``notebooks/[0-9][0-9]_*`` (the notebooks staged, in order),
                               another lists ``docs/errata`` when it is staged
     notebooks/NN_name.ipynb   English: the executed notebook, byte for byte. Chinese: the same notebook
-                              translated by ``i18n.notebook_text``, the function that writes notebooks/zh/
+                              translated by ``i18n.notebook_text``, the function that writes notebooks/zh/.
+                              A notebook whose figures are cell attachments is staged with file paths
+                              instead (:func:`shown_notebook`): MyST-NB does not show attachments
+    _sources/notebooks/NN_name.ipynb
+                              only for those: the notebook as it is, attachments and all, which the
+                              download button serves (:data:`SERVED`; written into the built site)
     images/...                every image that those pages show
     docs/errata.md            the edition's errata page, its links rewritten for the site (:func:`errata_text`)
 
-Image paths have one form: relative to the page, as the repository has them. The English notebooks and
-the Chinese ones (tools/i18n.py leaves the paths alone) both say ``../images/x.png``: from ``notebooks/``
-it is ``images/x.png``, and from ``notebooks/zh/`` it reaches the same file through ``notebooks/images``,
-a symbolic link to ``../images``. The source folder mirrors the repository (``notebooks/`` beside
-``images/`` and ``docs/``), so the same path is right there too and nothing rewrites it.
+Image paths have one form: relative to the page, as the repository has them. The notebooks of both
+editions carry their figures as attachments (tools/attachments.py: ``attachment:x.png`` is images/x.png);
+their staged copies say ``../images/x.png`` instead, the path the notebooks had before attachments,
+which from ``notebooks/`` is ``images/x.png``. The source folder mirrors the repository (``notebooks/``
+beside ``images/`` and ``docs/``), so the same path is right there too.
 """
 
 from __future__ import annotations
@@ -30,12 +35,16 @@ from urllib.parse import unquote
 
 import nbformat
 
+import attachments
 import i18n
 import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
 DOCS = REPO_ROOT / "docs"  # errata.md, errata.zh-CN.md
+#: the built site's folder of page sources, which the download button serves (conf.py: html_copy_source); a staged
+#: file under it goes into the built site after Sphinx (:func:`served_files`), in place of Sphinx's copy
+SERVED = "_sources/"
 
 
 class SiteError(Exception):
@@ -98,9 +107,17 @@ def notebook_file(path: Path, language: str) -> Path | str:
 
 
 def edition_notebook(path: Path, language: str) -> nbformat.NotebookNode:
-    """The notebook that :func:`notebook_file` stages, read."""
+    """The notebook that :func:`notebook_file` gives, read: what the download button serves."""
     staged = notebook_file(path, language)
     return nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
+
+
+def shown_notebook(nb) -> nbformat.NotebookNode | None:
+    """The copy of ``nb`` that Sphinx renders, when it is not ``nb`` itself (else ``None``): its attachments
+    dropped and its markdown showing the files again (``attachment:x.png`` -> ``../images/x.png``), because
+    MyST-NB does not show attachments (executablebooks/MyST-NB issues 492 and 655)."""
+    shown = attachments.file_references(nb)
+    return None if shown == nb else shown
 
 
 def translated(src: Path, stems: list[str], language: str) -> list[str]:
@@ -247,7 +264,8 @@ def errata_text(text: str, edition: Edition, stems: list[str], folder: Path, rep
 
 def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDITIONS["en"],
                 errata: Path | None = None, book: Path = BOOK, repo_root: Path = REPO_ROOT) -> dict[str, Path | str]:
-    """The source folder of one edition: relative path -> a file to copy or the text to write.
+    """The source folder of one edition: relative path -> a file to copy or the text to write (the entries
+    under :data:`SERVED` go into the built site instead: :func:`source_files`, :func:`served_files`).
 
     Args:
         src: folder of the executed notebooks ``NN_name.ipynb``.
@@ -268,13 +286,29 @@ def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDIT
         path = src / f"{stem}.ipynb"
         staged = notebook_file(path, edition.language)
         nb = nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
-        files[f"notebooks/{path.name}"] = staged
+        shown = shown_notebook(nb)
+        if shown is None:
+            files[f"notebooks/{path.name}"] = staged
+        else:  # rendered with file paths; downloaded as it is
+            files[f"notebooks/{path.name}"] = nbformat.writes(shown) + "\n"
+            files[f"{SERVED}notebooks/{path.name}"] = staged
+            nb = shown
         files.update(page_images(markdown_of(nb), path.name, home, "notebooks", home.resolve().parent))
     if errata is not None:
         text = errata_text(errata.read_text(encoding="utf-8"), edition, stems, errata.parent, repo_root)
         files["docs/errata.md"] = text
         files.update(page_images(text, errata.name, errata.parent, "docs", errata.parent.resolve().parent))
     return files
+
+
+def source_files(files: dict[str, Path | str]) -> dict[str, Path | str]:
+    """The entries of :func:`stage_files`'s map that go into Sphinx's source folder."""
+    return {name: content for name, content in files.items() if not name.startswith(SERVED)}
+
+
+def served_files(files: dict[str, Path | str]) -> dict[str, Path | str]:
+    """The entries of :func:`stage_files`'s map that go into the built site, after Sphinx (:data:`SERVED`)."""
+    return {name: content for name, content in files.items() if name.startswith(SERVED)}
 
 
 def write_files(files: dict[str, Path | str], dest: Path) -> None:
