@@ -99,9 +99,11 @@ bench-models: standin
 	$(PY) tools/bench_models.py
 
 ## diagrams: redraw the diagrams in images/ (images/make_diagrams.py, the package images/diagrams/); the output is
-## deterministic, so an unchanged drawing leaves no diff (tests/test_diagrams.py checks the committed images)
+## deterministic, so an unchanged drawing leaves no diff (tests/test_diagrams.py checks the committed images); then
+## tools/attachments.py writes them into both editions of the notebooks as cell attachments (tests/test_attachments.py)
 diagrams: $(STAMP)
 	$(PY) images/make_diagrams.py
+	$(PY) tools/attachments.py
 
 ## lab: open the notebooks in JupyterLab (kernel: this .venv)
 lab: standin

@@ -115,8 +115,13 @@ def edition_notebook(path: Path, language: str) -> nbformat.NotebookNode:
 def shown_notebook(nb) -> nbformat.NotebookNode | None:
     """The copy of ``nb`` that Sphinx renders, when it is not ``nb`` itself (else ``None``): its attachments
     dropped and its markdown showing the files again (``attachment:x.png`` -> ``../images/x.png``), because
-    MyST-NB does not show attachments (executablebooks/MyST-NB issues 492 and 655)."""
+    MyST-NB does not show attachments (executablebooks/MyST-NB issues 492 and 655); and its code highlighted
+    as IPython (``pygments_lexer`` ``ipython3``, as Jupyter writes it), so that the Colab setup cell's ``!git``
+    and ``%pip`` lines are highlighted rather than a warning that stops the build."""
     shown = attachments.file_references(nb)
+    info = shown.metadata.get("language_info")
+    if info is not None and info.get("name") == "python":
+        info["pygments_lexer"] = "ipython3"
     return None if shown == nb else shown
 
 
