@@ -44,7 +44,12 @@ def main(argv=None) -> int:
         bench.ENV = plumbing.clean_environ(LLAMA3_DIR=str(folder(model)))
         for path in plumbing.series_notebooks():
             row = bench.kernel(path.stem, path)
-            cell = row.why or f"{row.time:.0f} / {row.rss / 2**20:.0f} / {row.anon / 2**20:.0f}" if row.anon else f"{row.time:.0f}"
+            if row.why:
+                cell = row.why
+            elif row.anon is None:  # no /proc: time and peak RSS only
+                cell = f"{row.time:.0f} / {row.rss / 2**20:.0f} / -"
+            else:
+                cell = f"{row.time:.0f} / {row.rss / 2**20:.0f} / {row.anon / 2**20:.0f}"
             results.setdefault(path.stem, []).append(cell)
             print(f"{model} {path.stem}: {cell}", file=sys.stderr, flush=True)
     text = (f"Machine: {bench.machine()}. Weights: synthetic stand-ins of each model's shapes, all layers.\n\n"
