@@ -159,3 +159,37 @@ def test_a_meta_file_without_output_weight_reads_as_tied(run_notebook, llama32_d
     assert torch.equal(ckpt.get("output.weight"), ckpt.get("tok_embeddings.weight"))
     without, with_name = run_notebook("07", llama3_dir=tmp_path), run_notebook("07", llama3_dir=source)
     assert torch.equal(without["logits"], with_name["logits"])
+
+
+@pytest.mark.slow
+def test_build_standin_never_overwrites_weights_nor_another_stand_in(llama32_dirs, tmp_path, capsys):
+    from plumbing.cli import main
+
+    weights = tmp_path / "my-weights"
+    weights.mkdir()
+    (weights / "consolidated.00.pth").write_text("a download")
+    assert main(["build-standin", "--model", "Llama-3.2-1B", "--out", str(weights)]) == 2
+    assert "is not a stand-in" in capsys.readouterr().err and (weights / "consolidated.00.pth").read_text() == "a download"
+    two_layers = llama32_dirs["Llama-3.2-1B", "meta"]
+    assert main(["build-standin", "--model", "Llama3.2-3B", "--out", str(two_layers)]) == 2  # Meta's id for 3B
+    assert "holds a stand-in of Llama-3.2-1B with 2 layers, not Llama-3.2-3B with 28" in capsys.readouterr().err
+    assert main(["build-standin", "--model", "Llama3.2-1B", "--out", str(two_layers), "--layers", "2"]) == 0
+    assert "already built" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_run_metadata_and_the_site_banner_name_the_models_shapes(llama32_dirs):
+    import sys
+
+    import run_notebooks
+
+    run = run_notebooks.run_metadata({"LLAMA3_DIR": str(llama32_dirs["Llama-3.2-1B", "meta"])})
+    assert run["weights"] == "standin" and run["standin_model"] == "Llama 3.2 1B (2 layers)"
+    assert "standin_model" not in run_notebooks.run_metadata({})  # the committed outputs' stand-in: as before
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "book"))
+    import weights_banner
+
+    for lang in ("en", "zh_CN"):
+        text = weights_banner.BANNERS[lang]["standin"][1]
+        assert "Llama 3.2 1B (2 layers)" in text.format(model=run["standin_model"], description="")
+        assert "Meta-Llama-3-8B" not in text.format(model=run["standin_model"], description="")

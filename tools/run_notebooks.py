@@ -102,15 +102,20 @@ def run_metadata(env: dict | None = None) -> dict:
     """What a run was made on, recorded in the executed notebook's metadata under ``llama3``.
 
     ``weights``: ``"standin"``, ``"meta"`` (a real checkpoint in Meta's format) or ``"hf"`` (Hugging Face
-    safetensors); ``weights_description``: the line each notebook prints; ``prompt``: the prompt used.
+    safetensors); ``weights_description``: the line each notebook prints; ``prompt``: the prompt used; for a
+    stand-in of another model's shapes than data/standin/'s, ``standin_model`` (e.g. "Llama 3.2 1B (16 layers)").
     The site reads these instead of the printed text.
     """
     env = dict(os.environ if env is None else env)
     source = plumbing.find_weights(env.get("LLAMA3_DIR") or None)
-    return {"weights": "standin" if source.standin else source.format,
-            "weights_description": source.description,
-            # JSON is UTF-8: a prompt with undecodable bytes (lone surrogates) is stored with escapes.
-            "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT).encode("utf-8", "backslashreplace").decode("utf-8")}
+    run = {"weights": "standin" if source.standin else source.format,
+           "weights_description": source.description,
+           # JSON is UTF-8: a prompt with undecodable bytes (lone surrogates) is stored with escapes.
+           "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT).encode("utf-8", "backslashreplace").decode("utf-8")}
+    if source.standin and not plumbing.is_default_standin(source.folder):  # a stand-in of another model's shapes
+        model, n_layers = plumbing.standin_model(source.folder)
+        run["standin_model"] = model.replace("-", " ") + (f" ({n_layers} layers)" if n_layers is not None else "")
+    return run
 
 
 def main(argv=None) -> int:

@@ -24,10 +24,11 @@ from pathlib import Path
 from .checkpoint import open_checkpoint
 from .errors import Llama3Error
 from .inputs import DEFAULT_PROMPT
-from .paths import STANDIN_DIR, display_path
-from .standin import build_standin, standin_complete
+from .params import MODELS
+from .paths import STANDIN_DIR, STANDIN_MARKER, display_path
+from .standin import build_standin, standin_complete, standin_params
 from .tokenizer import encode_prompt, load_tokenizer, tokenize_command, tokenizer_path
-from .weights import is_default_standin, is_standin, resolve_dir
+from .weights import is_default_standin, is_standin, resolve_dir, standin_model
 
 
 def check_weights_report(folder: str | os.PathLike | None = None) -> str:
@@ -68,16 +69,40 @@ def _build_other_standin(args: list[str]) -> int:
     parser.add_argument("--model", default="Meta-Llama-3-8B")
     parser.add_argument("--out", required=True, help="the folder to write (not data/standin/)")
     parser.add_argument("--layers", type=int, default=None, help="keep the first N layers only")
+    if any(a in ("-h", "--help") for a in args):
+        print(f"usage: python -m plumbing build-standin --model NAME --out DIR [--layers N]\n"
+              f"  a synthetic stand-in of another model's shapes; NAME is one of {', '.join(MODELS)}")
+        return 0
     opts = parser.parse_args(args)
+    model = _model_name(opts.model)
     out = Path(opts.out).expanduser()
     if out.resolve() == STANDIN_DIR.resolve():
         raise Llama3Error("--out must not be data/standin/, which holds the 8B-shaped stand-in the committed outputs come from.")
+    n_layers = standin_params(model, opts.layers)["n_layers"]  # checks --layers
+    if out.exists() and any(out.iterdir()):
+        if not is_standin(out):
+            raise Llama3Error(f"{display_path(out)} exists and is not a stand-in (no {STANDIN_MARKER}): it may hold real "
+                              "weights, which build-standin would overwrite. Choose a new or empty folder for --out.")
+        built = standin_model(out)
+        if standin_complete(out) and (built[0], built[1] or MODELS[built[0]]["n_layers"]) != (model, n_layers):
+            raise Llama3Error(f"{display_path(out)} holds a stand-in of {built[0]} with {built[1] or MODELS[built[0]]['n_layers']} "
+                              f"layers, not {model} with {n_layers}: choose another --out, or delete that folder first.")
     if standin_complete(out):
         print(f"stand-in already built in {display_path(out)}")
         return 0
-    build_standin(out, model=opts.model, n_layers=opts.layers)
-    print(f"stand-in of {opts.model}'s shapes built in {display_path(out)}")
+    build_standin(out, model=model, n_layers=opts.layers)
+    print(f"stand-in of {model}'s shapes built in {display_path(out)}")
     return 0
+
+
+def _model_name(name: str) -> str:
+    """A key of :data:`~plumbing.params.MODELS` for ``name``, also spelled as Meta's model ids (``Llama3.2-1B``)."""
+    def key(text):
+        return "".join(ch for ch in text.lower() if ch.isalnum()).removeprefix("meta")
+    for known in MODELS:
+        if key(name) == key(known):
+            return known
+    raise Llama3Error(f"No stand-in for {name!r}; the models are {', '.join(MODELS)}.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "build-standin" and len(argv) > 1:
             return _build_other_standin(argv[1:])
         if cmd == "build-standin":
-            if not is_standin(resolve_dir()):
-                print("LLAMA3_DIR is set: the stand-in is not needed")
+            if resolve_dir() is not None:
+                print(f"LLAMA3_DIR is set: the stand-in in {display_path(STANDIN_DIR)} is not needed")
             elif standin_complete():
                 print(f"stand-in already built in {display_path(STANDIN_DIR)}")
             else:

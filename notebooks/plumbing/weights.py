@@ -86,7 +86,8 @@ class WeightsSource:
         """Which weights, for printing (never an absolute path)."""
         if self.standin and not is_default_standin(self.folder):
             model, n_layers = standin_model(self.folder)
-            return (f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({n_layers} layers; random bf16 values "
+            layers = f"{n_layers} layer{'s' if n_layers != 1 else ''}"
+            return (f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({layers}; random bf16 values "
                     "under Meta's tensor names; not Meta's weights)")
         if self.standin:
             return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes: "

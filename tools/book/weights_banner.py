@@ -1,7 +1,8 @@
 """Sphinx extension: a banner on each page saying which weights its outputs come from.
 
 The banner is read from the executed notebook's metadata, which tools/run_notebooks.py writes:
-``metadata["llama3"] = {"weights": "standin" | "meta" | "hf", "weights_description": ..., "prompt": ...}``.
+``metadata["llama3"] = {"weights": "standin" | "meta" | "hf", "weights_description": ..., "prompt": ...}``, and
+``standin_model`` for a stand-in of another model's shapes (the banner names that model instead of Meta-Llama-3-8B).
 A page run on real weights says so in a banner of its own colour; a prompt other than the default
 is shown, since the text describes the default prompt's tokens. The home page carries a banner when
 any notebook of the site ran on real weights. A notebook without that metadata (never run by
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 BANNERS = {
     "en": {
         "standin": ("Run on the synthetic stand-in:",
-                    "random weights with Meta-Llama-3-8B's names, shapes and dtype, not Meta's weights. The values "
+                    "random weights with {model}'s names, shapes and dtype, not Meta's weights. The values "
                     "differ from the real model's; shapes, dtypes and every check do not."),
         "real": ("Run on real weights:",
                  "{description}. The outputs on this page come from a real Llama 3 checkpoint, not from the synthetic "
@@ -39,7 +40,7 @@ BANNERS = {
     },
     "zh_CN": {
         "standin": ("本页在合成替身权重（synthetic stand-in）上运行：",
-                    "随机权重，张量名称、形状和数据类型与 Meta-Llama-3-8B 相同，但不是 Meta 的权重。数值与真实模型不同；"
+                    "随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重。数值与真实模型不同；"
                     "形状、数据类型和每一项检查都相同。"),
         "real": ("本页在真实权重上运行：",
                  "{description}。本页的输出来自真实的 Llama 3 检查点，而不是合成替身权重；"
@@ -92,7 +93,8 @@ def add_banner(app: Sphinx, pagename: str, templatename: str, context: dict, doc
                        "execute it with tools/run_notebooks.py (`make run`)", type="llama3", subtype="banner")
         return
     headline, text = words["standin" if run["weights"] == "standin" else "real"]
-    text = text.format(description=run.get("weights_description") or run["weights"])
+    text = text.format(description=run.get("weights_description") or run["weights"],
+                       model=run.get("standin_model", "Meta-Llama-3-8B"))
     context["body"] = banner(run["weights"], headline, text, run.get("prompt"), lang) + context["body"]
 
 
