@@ -24,7 +24,7 @@ $(STAMP): requirements.lock pyproject.toml
 	    echo "error: creating $(VENV) needs Python 3.11 or newer; found $(if $(PYTHON_SYS),$${found:-no working Python} at '$(PYTHON_SYS)',neither python3.11 nor python3 on PATH)." >&2; \
 	    echo "  macOS: brew install python@3.11 or python.org's installer (/usr/bin/python3 is 3.9); Windows: WSL2 with sudo apt install python3.11 python3.11-venv make." >&2; \
 	    echo "  Then: make PYTHON_SYS=/path/to/python3.11 run" >&2; exit 1; }
-	@echo "==> creating $(VENV) and installing requirements.lock (every package pinned; torch 2.13.0 CPU build)"
+	@echo "==> creating $(VENV) and installing requirements.lock (every package pinned; PyTorch's CPU-only build when PIP_EXTRA_INDEX_URL names its CPU index, README)"
 	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --progress-bar on -r requirements.lock

@@ -5,7 +5,7 @@ to run").
     python tools/bench_models.py --models Llama-3.2-1B --out FILE
 
 Each model's stand-in has all of its layers (``python -m plumbing build-standin --model NAME``); the 8B one is
-``data/standin/``, the others are built once into ``data/standin-<model>/`` (git-ignored, 1.0 GB for 1B, 1.6 GB for
+``data/standin/``, the others are built once into ``data/standin-<model>/`` (git-ignored, 0.6 GB for 1B, 0.95 GB for
 3B) and reused. Every notebook runs in a fresh kernel with ``LLAMA3_DIR`` at that folder, through tools/bench.py's
 runner (peak RSS and peak anonymous memory of the kernel, sampled by tools/memory.py). Measurements, never asserted.
 """
