@@ -73,6 +73,10 @@ def test_both_formats_read_as_the_model_with_factor_32_and_tied_embeddings(llama
     assert not hf.source.standin and meta.source.standin
     # a stand-in of another shape is synthetic, but not the one the committed outputs come from: make test goes lax
     assert not plumbing.is_default_standin(llama32_dirs[model, "meta"]) and plumbing.is_default_standin(None)
+    from plumbing.cli import check_weights_report
+
+    report = check_weights_report(llama32_dirs[model, "meta"])
+    assert "counted once" in report and "RoPE scaling: factor 32, from " in report
     assert meta.description.startswith(f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({LAYERS} layers")
     from plumbing.cli import main
 

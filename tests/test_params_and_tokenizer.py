@@ -132,6 +132,15 @@ def test_build_standin_of_another_model_refuses_bad_arguments(args, message, cap
     assert not (tmp_path / "x").exists()
 
 
+def test_check_weights_refuses_arguments(capsys):
+    """check-weights reads LLAMA3_DIR; an argument (say, a model name) is an error, not silently ignored."""
+    from plumbing.cli import main
+
+    assert main(["check-weights", "--model", "Llama-3.2-1B"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: check-weights takes no arguments") and "LLAMA3_DIR=" in err
+
+
 def test_packaged_tokenizer_is_metas_file():
     data = plumbing.default_tokenizer_path().read_bytes()
     assert hashlib.sha256(data).hexdigest() == plumbing.TOKENIZER_SHA256

@@ -43,7 +43,9 @@ def check_weights_report(folder: str | os.PathLike | None = None) -> str:
         f"params: dim {p.dim}, n_layers {p.n_layers}, n_heads {p.n_heads}, n_kv_heads {p.n_kv_heads}, "
         f"vocab_size {p.vocab_size}, norm_eps {p.norm_eps}, rope_theta {p.rope_theta}, use_scaled_rope {p.use_scaled_rope}",
         f"derived: head_dim {p.head_dim}, n_rep {p.n_rep}, ffn hidden {p.ffn_hidden_dim}, "
-        f"{p.parameter_count():,} parameters in the full model",
+        f"{p.parameter_count():,} parameters in the full model"
+        + (" (output.weight is tok_embeddings.weight, counted once)" if ckpt.tied_embeddings else ""),
+        p.rope_scaling_line(),
         f"tensors present: {len(ckpt.keys())} of the full model's {len(p.expected_shapes())}, all shapes agree with params.json"
         + ("" if len(ckpt.keys()) == len(p.expected_shapes()) else
            " (a partial checkpoint: notebooks 01-06 read the embedding table and layer 0; 07 needs every tensor)"),
@@ -129,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             # cells tagged nbval-check-output (weights-independent outputs) are compared.
             print("--nbval" if is_default_standin(resolve_dir()) else "--nbval-lax")
             return 0
+        if cmd == "check-weights" and len(argv) > 1:
+            raise Llama3Error(f"{cmd} takes no arguments (found {' '.join(argv[1:])}); "
+                              "it reads LLAMA3_DIR: LLAMA3_DIR=/path/to/weights python -m plumbing " + cmd)
         if cmd == "check-weights":
             print(check_weights_report())
             return 0
