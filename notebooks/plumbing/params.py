@@ -40,9 +40,10 @@ MODELS = {
 }
 #: Models whose ``output.weight`` is ``tok_embeddings.weight`` (one table, counted once).
 TIED_EMBEDDINGS = ("Llama-3.2-1B", "Llama-3.2-3B")
-#: Llama 3.2 1B's and 3B's RoPE scaling factor: 32, from their ``config.json`` (confirmed by Meta's maintainers in
-#: meta-llama/llama-models issues 166 and 241), while Meta's reference ``apply_scaling`` hard-codes 8 (Llama 3.1's).
-LLAMA32_SCALING_FACTOR = 32.0
+#: RoPE scaling factors that differ from the 8 Meta's reference ``apply_scaling`` hard-codes (Llama 3.1's): Llama 3.2
+#: 1B's and 3B's 32, from their ``config.json`` (confirmed by Meta's maintainers in meta-llama/llama-models issues 166
+#: and 241). A Meta folder's ``params.json`` does not store the factor.
+ROPE_SCALING_FACTORS = {"Llama-3.2-1B": 32.0, "Llama-3.2-3B": 32.0}
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,12 @@ class ModelParams:
 
         Llama 3 8B and 3.1 8B share their shapes; they differ in ``use_scaled_rope``, which decides between them.
         """
-        for name, raw in MODELS.items():
-            known = ModelParams.from_dict(raw)
-            if (self.dim, self.n_heads, self.n_kv_heads, self.vocab_size, self.ffn_hidden_dim) == (
-                    known.dim, known.n_heads, known.n_kv_heads, known.vocab_size, known.ffn_hidden_dim) and (
-                    self.use_scaled_rope == known.use_scaled_rope or name.startswith("Llama-3.2")):
-                return name
-        return None
+        def sizes(p):
+            return p.dim, p.n_heads, p.n_kv_heads, p.vocab_size, p.ffn_hidden_dim
+
+        same = [name for name, raw in MODELS.items() if sizes(ModelParams.from_dict(raw)) == sizes(self)]
+        scaled = [name for name in same if MODELS[name].get("use_scaled_rope", False) == self.use_scaled_rope]
+        return (scaled or same or [None])[0]
 
     @property
     def rope_scaling(self) -> dict:
@@ -156,7 +156,7 @@ class ModelParams:
 
         In order: the ``rope_scaling`` of a Hugging Face ``config.json``, as transformers reads it; for a Meta
         folder with Llama 3.2 1B's or 3B's shapes (whatever its ``n_layers``), factor 32
-        (:data:`LLAMA32_SCALING_FACTOR`); otherwise the constants Meta's ``apply_scaling``
+        (:data:`ROPE_SCALING_FACTORS`); otherwise the constants Meta's ``apply_scaling``
         (``llama_models/llama3/model.py``) hard-codes: factor 8, low_freq_factor 1, high_freq_factor 4 and an
         original context of 8192 tokens. ``source`` says which, for printing.
         """
@@ -169,8 +169,8 @@ class ModelParams:
         meta = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
                 "source": "Meta's apply_scaling (hard-coded)"}
         shape = self.model_shape
-        if shape in TIED_EMBEDDINGS:
-            meta.update(factor=LLAMA32_SCALING_FACTOR,
+        if shape in ROPE_SCALING_FACTORS:
+            meta.update(factor=ROPE_SCALING_FACTORS[shape],
                         source=f"{shape.replace('-', ' ')}'s config.json (Meta's apply_scaling hard-codes 8, Llama 3.1's)")
         return meta
 
