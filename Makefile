@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
+.PHONY: student grade run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -104,6 +104,17 @@ bench-models: standin
 diagrams: $(STAMP)
 	$(PY) images/make_diagrams.py
 	$(PY) tools/attachments.py
+
+## student: write the student edition, notebooks/student/NN_*.ipynb and notebooks/student/zh/ (tools/student.py): the
+## series with each graded step's solution replaced by a stub that says what to write; exercise solutions removed
+student: $(STAMP)
+	$(PY) tools/student.py
+
+## grade: run a student's notebook and grade it step by step against Meta's reference code (plumbing.grading):
+## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json]
+grade: standin
+	@if [ -z "$(NOTEBOOK)" ]; then echo "usage: make grade NOTEBOOK=path/to/student.ipynb (e.g. notebooks/student/03_rmsnorm.ipynb)" >&2; exit 2; fi
+	@$(PY) -m plumbing grade "$(abspath $(NOTEBOOK))"
 
 ## lab: open the notebooks in JupyterLab (kernel: this .venv)
 lab: standin

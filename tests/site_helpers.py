@@ -28,7 +28,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 STEMS = [p.stem for p in plumbing.series_notebooks()]
 ZH = build_site.EDITIONS["zh_CN"].folder  # the Chinese edition's folder in the site
-ERRATA = {lang: build_site.errata_page(build_site.DOCS, e) is not None for lang, e in build_site.EDITIONS.items()}
+#: each edition's pages of docs/ (the errata page, the instructor guide) that the repository has, in the sidebar's order
+DOC_PAGES = {lang: list(build_site.doc_pages(build_site.DOCS, e)) for lang, e in build_site.EDITIONS.items()}
 #: the repository's address, read where it is written (the site's configuration reads it there too)
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"].rstrip("/")
 #: each edition's notebooks in the repository: notebooks/ and, for Chinese, where tools/i18n.py writes them
@@ -97,9 +98,10 @@ def tiny_notebook(title: str = "01 · A tiny page", markdown: str = "Some maths:
 
 
 
-def page_names(stems: list[str] = STEMS, errata: bool = False, folder: str = "") -> list[str]:
-    """The pages of an edition, relative to the site's root (``folder``: the edition's folder in it)."""
-    names = ["index.html"] + [f"notebooks/{stem}.html" for stem in stems] + (["docs/errata.html"] if errata else [])
+def page_names(stems: list[str] = STEMS, docs: list[str] = (), folder: str = "") -> list[str]:
+    """The pages of an edition, relative to the site's root (``docs``: its pages of docs/, :data:`DOC_PAGES`;
+    ``folder``: the edition's folder in it)."""
+    names = ["index.html"] + [f"notebooks/{stem}.html" for stem in stems] + [f"{page}.html" for page in docs]
     return [f"{folder}/{n}" if folder else n for n in names]
 
 

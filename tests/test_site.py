@@ -16,7 +16,7 @@ notebook's metadata.
 
 The Chinese edition (site/zh/, built from the same executed notebooks with their markdown translated
 by tools/i18n.py) is held to the same checks: its sidebar lists every translated notebook (and the
-errata page when docs/errata.zh-CN.md exists), Sphinx's own words are Chinese, each page links to its
+errata page and the instructor guide when docs/ has them in Chinese), Sphinx's own words are Chinese, each page links to its
 English counterpart and back, and search finds the RoPE notebook for the Chinese word 旋转 (rotation;
 Sphinx indexes Chinese without a dictionary through tools/book/search_zh.py, by pairs of characters).
 Every page of both editions links to the repository and opens in Google Colab and on Binder: a notebook
@@ -40,7 +40,7 @@ import build_site
 import site_stage
 import plumbing
 
-from site_helpers import HOME, ROOT, STEMS, ZH, ERRATA, tiny_notebook, page_names, tags, sidebar, outside_links, \
+from site_helpers import HOME, ROOT, STEMS, ZH, DOC_PAGES, tiny_notebook, page_names, tags, sidebar, outside_links, \
     expected_outside_links
 
 
@@ -50,15 +50,15 @@ from site_helpers import HOME, ROOT, STEMS, ZH, ERRATA, tiny_notebook, page_name
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
 def test_every_page_has_sidebar_contents_prev_next_and_download(site, executed, zh_stems, lang):
     stems, root = (STEMS, site) if lang == "en" else (zh_stems, site / ZH)
-    errata = ["../docs/errata.html"] if ERRATA[lang] else []
+    docs = [f"../{page}.html" for page in DOC_PAGES[lang]]  # the errata page, the instructor guide
     for i, stem in enumerate(stems):
         page = root / "notebooks" / f"{stem}.html"
         found = tags(page)
-        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in stems] + errata, \
-            f"{stem}: the sidebar does not list the series in order (then the errata page)"
+        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in stems] + docs, \
+            f"{stem}: the sidebar does not list the series in order (then the pages of docs/)"
         rel = {a["rel"]: a["href"] for t, a in found if t == "link" and a.get("rel") in ("prev", "next")}
         assert rel.get("prev") == ("../index.html" if i == 0 else f"{stems[i - 1]}.html"), stem
-        assert rel.get("next") == (f"{stems[i + 1]}.html" if i + 1 < len(stems) else (errata or [None])[0]), stem
+        assert rel.get("next") == (f"{stems[i + 1]}.html" if i + 1 < len(stems) else (docs or [None])[0]), stem
         download = [a["href"] for t, a in found if t == "a" and "btn-download-source-button" in a.get("class", "")]
         assert download == [f"../_sources/notebooks/{stem}.ipynb"], f"{stem}: no download link for the notebook"
         served = (page.parent / download[0]).read_bytes()
@@ -77,8 +77,8 @@ def edition_links(page: Path) -> list[str]:
 
 
 def test_each_page_links_to_its_counterpart_in_the_other_edition(site, zh_stems):
-    english = page_names(STEMS, ERRATA["en"])
-    chinese = page_names(zh_stems, ERRATA["zh_CN"], ZH)
+    english = page_names(STEMS, DOC_PAGES["en"])
+    chinese = page_names(zh_stems, DOC_PAGES["zh_CN"], ZH)
     for name in english + chinese + ["search.html", f"{ZH}/search.html"]:
         page = site / name
         links = edition_links(page)
@@ -100,7 +100,7 @@ def test_every_page_links_to_the_repository_and_opens_in_colab_and_binder(site, 
     Chinese pages), every other page its edition's folder and first notebook; each address exists there."""
     for lang, stems in [("en", STEMS), ("zh_CN", zh_stems)]:
         folder = build_site.EDITIONS[lang].folder
-        for name in page_names(stems, ERRATA[lang]) + ["search.html"]:
+        for name in page_names(stems, DOC_PAGES[lang]) + ["search.html"]:
             page = site / folder / name
             found, expected = outside_links(page), expected_outside_links(name, lang, stems[0])
             assert found == expected, f"{page.relative_to(site)}: links out {found}, expected {expected}"

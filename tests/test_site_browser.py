@@ -16,7 +16,7 @@ import pytest
 
 import build_site
 
-from site_helpers import SHOTS, CHROMIUM_NAMES, CHROMIUM_ARGS, STEMS, ZH, ERRATA, unavailable, page_names, has_math, \
+from site_helpers import SHOTS, CHROMIUM_NAMES, CHROMIUM_ARGS, STEMS, ZH, DOC_PAGES, unavailable, page_names, has_math, \
     expected_outside_links
 
 
@@ -126,9 +126,9 @@ def check_every_page(browser, base: str, site: Path, executed: Path, shots: Path
     found = []
     folder = build_site.EDITIONS[lang].folder
     prefix = f"{folder}_" if folder else ""
-    for name in page_names(stems, ERRATA[lang], folder):
+    for name in page_names(stems, DOC_PAGES[lang], folder):
         stem = Path(name).stem
-        shot = shots / (f"{prefix}00_{stem}.png" if stem in ("index", "errata") else f"{prefix}{stem}.png") if shots else None
+        shot = shots / (f"{prefix}00_{stem}.png" if stem in ("index", "errata", "instructor") else f"{prefix}{stem}.png") if shots else None
         problems, state = open_page(browser, base, name, shot, stems)
         found += problems
         if stem in stems:

@@ -20,8 +20,9 @@ Reads:
     copies ``--src/NN_*.ipynb`` (default ``build/``; never re-executed); the images that markdown cells
     show (``attachment:x.png`` of tools/attachments.py in both editions, staged as the file ``../images/x.png``,
     resolved against ``--home``, default ``notebooks/``);
-    the catalogues of the translation; the errata pages ``docs/errata.md`` and ``docs/errata.zh-CN.md``
-    when they exist; the Sphinx configuration, the home pages and the site's small extensions in ``tools/book/``.
+    the catalogues of the translation; the pages of docs/ when they exist (``site_stage.DOC_PAGES``: the errata
+    pages ``docs/errata.md`` and ``docs/errata.zh-CN.md``, the instructor guides ``docs/instructor.md`` and
+    ``docs/instructor.zh-CN.md``); the Sphinx configuration, the home pages and the site's small extensions in ``tools/book/``.
 Writes:
     ``--out`` (default ``site/``), replaced as a whole: ``index.html`` with the series, one page per
     notebook under ``notebooks/`` (sidebar with every notebook, the page's contents, previous/next,
@@ -29,7 +30,7 @@ Writes:
     weights it ran on, the link to the other edition; on every page a link to the repository and a
     launch menu that opens the page's notebook in the repository, ``notebooks/`` or ``notebooks/zh/``,
     in Google Colab and on Binder: the address is ``[project.urls] Repository`` of pyproject.toml),
-    ``docs/errata.html``, search, and the theme's and MathJax's files in ``_static/``; the same for the
+    ``docs/errata.html``, ``docs/instructor.html``, search, and the theme's and MathJax's files in ``_static/``; the same for the
     Chinese edition under ``zh/``. Nothing is loaded from outside ``--out`` (links lead out of it): the
     site works from ``file://`` and from any static server.
 Raises:
@@ -53,10 +54,10 @@ from pathlib import Path
 
 import i18n
 import plumbing
-from site_stage import BOOK, DOCS, EDITIONS, REPO_ROOT, Edition, SiteError, errata_page, page_names, served_files, \
+from site_stage import BOOK, DOCS, EDITIONS, REPO_ROOT, Edition, SiteError, doc_pages, errata_page, page_names, served_files, \
     source_files, stage_files, translated, write_files
 
-__all__ = ["EDITIONS", "DOCS", "SiteError", "build", "build_editions", "errata_page", "translated"]
+__all__ = ["EDITIONS", "DOCS", "SiteError", "build", "build_editions", "doc_pages", "errata_page", "translated"]
 
 
 def sphinx_command(srcdir: Path, outdir: Path, edition: Edition, other: dict | None = None, verbose: bool = False,
@@ -155,11 +156,11 @@ def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: lis
         home: folder that markdown image paths are relative to.
         stems: the notebooks, in order (default: ``plumbing.series_notebooks()``).
         language: ``en`` or ``zh_CN`` (a translated edition holds the notebooks translated completely).
-        docs: the folder of the errata pages (``None``: no errata page).
+        docs: the folder of the errata pages and instructor guides (``None``: no such page).
         verbose: print Sphinx's progress.
 
     Returns:
-        The pages written: ``index.html``, one page per notebook in order, then the errata page if any.
+        The pages written: ``index.html``, one page per notebook in order, then the pages of docs/ if any.
 
     Raises:
         SiteError: see the module docstring.
@@ -181,7 +182,7 @@ def build_editions(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", s
     their folders), from the executed notebooks ``src/NN_*.ipynb``; see :func:`build`.
 
     Returns:
-        language -> the pages of that edition (``index.html``, the notebooks in order, the errata page).
+        language -> the pages of that edition (``index.html``, the notebooks in order, the pages of docs/).
 
     Raises:
         SiteError: see the module docstring.
@@ -194,8 +195,8 @@ def build_editions(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", s
         raise SiteError(f"{out} is not empty and holds no index.html; refusing to replace it with the site.")
     editions = [EDITIONS[lang] for lang in languages]
     included = {e.language: translated(src, stems, e.language) for e in editions}
-    errata = {e.language: errata_page(docs, e) for e in editions}
-    pages = {e.language: page_names(included[e.language], errata[e.language] is not None) for e in editions}
+    errata = {e.language: doc_pages(docs, e) for e in editions}  # the errata page and the instructor guide
+    pages = {e.language: page_names(included[e.language], errata[e.language]) for e in editions}
     staged = {e.language: stage_files(src, included[e.language], home, e, errata[e.language]) for e in editions}
     root = editions[0]
     others = {}  # two editions: each page links to its counterpart

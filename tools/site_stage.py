@@ -5,7 +5,7 @@ copy, or the text to write), and :func:`write_files` writes that map into a give
 
     index.md                  the edition's home page, tools/book/index.md or index.zh_CN.md, as it is: a
                               toctree globs ``notebooks/[0-9][0-9]_*`` (the notebooks staged, in order),
-                              another lists ``docs/errata`` when it is staged
+                              another lists the pages of docs/ that are staged (``docs/errata``, ``docs/instructor``)
     notebooks/NN_name.ipynb   English: the executed notebook, byte for byte. Chinese: the same notebook
                               translated by ``i18n.notebook_text``, the function that writes notebooks/zh/.
                               A notebook whose figures are cell attachments is staged with file paths
@@ -15,6 +15,7 @@ copy, or the text to write), and :func:`write_files` writes that map into a give
                               download button serves (:data:`SERVED`; written into the built site)
     images/...                every image that those pages show
     docs/errata.md            the edition's errata page, its links rewritten for the site (:func:`errata_text`)
+    docs/instructor.md        the edition's instructor guide, its links rewritten the same way (:data:`DOC_PAGES`)
 
 Image paths have one form: relative to the page, as the repository has them. The notebooks of both
 editions carry their figures as attachments (tools/attachments.py: ``attachment:x.png`` is images/x.png);
@@ -41,7 +42,7 @@ import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
-DOCS = REPO_ROOT / "docs"  # errata.md, errata.zh-CN.md
+DOCS = REPO_ROOT / "docs"  # errata.md, errata.zh-CN.md, instructor.md, instructor.zh-CN.md
 #: the built site's folder of page sources, which the download button serves (conf.py: html_copy_source); a staged
 #: file under it goes into the built site after Sphinx (:func:`served_files`), in place of Sphinx's copy
 SERVED = "_sources/"
@@ -62,14 +63,24 @@ class Edition:
     index: str  # its home page in tools/book/
     errata: str  # its errata page in docs/
     settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
+    instructor: str = ""  # its instructor guide in docs/
 
 
 EDITIONS = {
-    "en": Edition("en", "", "English", "en", "index.md", "errata.md"),
+    "en": Edition("en", "", "English", "en", "index.md", "errata.md", instructor="instructor.md"),
     "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
                      (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
-                      ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}"))),  # its launch links: notebooks/zh/
+                      ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}")),  # its launch links: notebooks/zh/
+                     instructor="instructor.zh-CN.md"),
 }
+
+#: The pages of docs/ on the site, after the notebooks in this order: each is ``docs/<page>`` in every edition, and
+#: each edition names its file in docs/ in its field of the same name (English ``errata.md``, Chinese
+#: ``errata.zh-CN.md``). The home pages list them in a ``llama3-toctree-if-found``, so a missing one is left out.
+DOC_PAGES = ("errata", "instructor")
+#: Folders of the built site that no Sphinx page makes (other tools write them into each edition's folder): a
+#: link from a page of docs/ to ``../slides/...`` or ``../pdf/...`` is kept as a plain link (:func:`site_link`).
+SITE_ONLY = ("slides", "pdf")
 
 
 # --------------------------------------------------------------------------- notebooks
@@ -144,9 +155,22 @@ def errata_page(docs: Path | None, edition: Edition) -> Path | None:
     return path if path is not None and path.is_file() else None
 
 
-def page_names(stems: list[str], errata: bool) -> list[str]:
-    """Sphinx's names of an edition's pages: ``index``, ``notebooks/NN_name`` in order, ``docs/errata``."""
-    return ["index"] + [f"notebooks/{stem}" for stem in stems] + (["docs/errata"] if errata else [])
+def doc_pages(docs: Path | None, edition: Edition) -> dict[str, Path]:
+    """The edition's pages of ``docs`` that exist, in :data:`DOC_PAGES`' order: Sphinx's name -> the file."""
+    found = {}
+    for page in DOC_PAGES:
+        name = getattr(edition, page)
+        path = docs / name if docs is not None and name else None
+        if path is not None and path.is_file():
+            found[f"docs/{page}"] = path
+    return found
+
+
+def page_names(stems: list[str], errata=False) -> list[str]:
+    """Sphinx's names of an edition's pages: ``index``, ``notebooks/NN_name`` in order, then the pages of docs/:
+    ``errata`` is the names :func:`doc_pages` gives (``True``: the errata page alone; ``False``: none)."""
+    docs = ["docs/errata"] if errata is True else [] if errata is False else list(errata)
+    return ["index"] + [f"notebooks/{stem}" for stem in stems] + docs
 
 
 # --------------------------------------------------------------------------- images
@@ -196,9 +220,11 @@ def markdown_of(nb) -> str:
     return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
 
 
-# --------------------------------------------------------------------------- links of the errata pages
+# --------------------------------------------------------------------------- links of the pages of docs/
 
-ERRATA_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>errata(?:\.[A-Za-z_-]+)?\.md)\)")
+DOC_FILE = "(?:" + "|".join(DOC_PAGES) + r")(?:\.[A-Za-z_-]+)?\.md"
+ERRATA_LINK = re.compile(rf"\[(?P<text>[^\]]*)\]\((?P<target>{DOC_FILE})\)")
+SITE_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\(\.\./(?P<target>(?:" + "|".join(SITE_ONLY) + r")/[^)\s]+)\)")
 NOTEBOOK_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\(\.\./notebooks/(?P<stem>\d\d_\w+)\.ipynb(?P<anchor>#[^)\s]*)?\)")
 REPO_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>(?![a-z][a-z0-9+.-]*:|#|/)[^)\s]+)\)", re.I)
 #: CJK ideographs, CJK and full-width punctuation: a line break between two of them is no space in Chinese
@@ -207,14 +233,24 @@ WIDE_BREAK = re.compile(f"(?<=[{WIDE}])[ \\t]*\\n[ \\t]*(?=[{WIDE}])")
 
 
 def errata_link(m: re.Match, edition: Edition) -> str:
-    """A link from an errata page to the other language's (``[中文版](errata.zh-CN.md)``), as a link to
-    that page in the other edition of the site (which this edition's Sphinx does not know)."""
-    other = [e for e in EDITIONS.values() if e.errata == m["target"] and e is not edition]
-    if not other:
-        return m[0]
-    to_root = "../" * (2 if edition.folder else 1)  # from docs/errata.html (in zh/ for the Chinese edition)
-    folder = f"{other[0].folder}/" if other[0].folder else ""
-    return f'<a href="{to_root}{folder}docs/errata.html" hreflang="{other[0].lang}">{escape(m["text"])}</a>'
+    """A link from a page of docs/ to one of :data:`DOC_PAGES`: to the other language's file
+    (``[中文版](errata.zh-CN.md)``), as a link to that page in the other edition of the site (which this
+    edition's Sphinx does not know); to this language's, as the page's staged name (``errata.md``)."""
+    for page in DOC_PAGES:
+        if getattr(edition, page) == m["target"]:
+            return f"[{m['text']}]({page}.md)"
+        other = [e for e in EDITIONS.values() if getattr(e, page) == m["target"] and e is not edition]
+        if other:
+            to_root = "../" * (2 if edition.folder else 1)  # from docs/<page>.html (in zh/ for the Chinese edition)
+            folder = f"{other[0].folder}/" if other[0].folder else ""
+            return f'<a href="{to_root}{folder}docs/{page}.html" hreflang="{other[0].lang}">{escape(m["text"])}</a>'
+    return m[0]
+
+
+def site_link(m: re.Match) -> str:
+    """A link from a page of docs/ to a file of the built site that no Sphinx page makes (:data:`SITE_ONLY`:
+    ``../slides/03_rmsnorm.slides.html``), as a plain link to it in the same edition: Sphinx would look for a page."""
+    return f'<a href="../{escape(m["target"])}">{escape(m["text"])}</a>'
 
 
 def notebook_link(m: re.Match, edition: Edition, stems: list[str]) -> str:
@@ -229,7 +265,7 @@ def repo_link(m: re.Match, folder: Path, repo_root: Path = REPO_ROOT) -> str:
     """A link from a page in ``folder`` to a file of the repository that is no page of the site (a README),
     as its text and the file's path in the repository; links to the notebooks and errata pages stay."""
     target = m["target"].split("#")[0]
-    if re.fullmatch(r"\.\./notebooks/(zh/)?\d\d_\w+\.ipynb|errata(\.[A-Za-z_-]+)?\.md", target):
+    if re.fullmatch(rf"\.\./notebooks/(zh/)?\d\d_\w+\.ipynb|{DOC_FILE}", target):
         return m[0]
     path = (folder / unquote(target)).resolve()
     root = repo_root.resolve()
@@ -249,16 +285,19 @@ def east_asian_line_breaks(markdown: str) -> str:
 
 
 def errata_text(text: str, edition: Edition, stems: list[str], folder: Path, repo_root: Path = REPO_ROOT) -> str:
-    """An errata page's markdown (from ``folder``) as the site's ``docs/errata.md`` of ``edition``.
+    """A page of docs/ (the errata page, the instructor guide; its markdown, from ``folder``) as the site's
+    ``docs/<page>.md`` of ``edition``.
 
     Links to the notebooks of the Chinese edition in the repository (``../notebooks/zh/``) lead to the
     edition's own pages (``zh/notebooks/``); links to a notebook this edition left out (``stems``: the
-    notebooks it has) lead to its English page; a link to the other language's errata page leads to that
-    page of the other edition; links to repository files that are no page become their paths; a Chinese
-    page loses its line breaks between Chinese characters.
+    notebooks it has) lead to its English page; a link to the other language's page of docs/ leads to that
+    page of the other edition, a link to this language's to its staged name; links to the site's own
+    folders (:data:`SITE_ONLY`: slides, PDFs) stay links; links to repository files that are no page become
+    their paths; a Chinese page loses its line breaks between Chinese characters.
     """
     text = text.replace("](../notebooks/zh/", "](../notebooks/")
     text = NOTEBOOK_LINK.sub(lambda m: notebook_link(m, edition, stems), text)
+    text = SITE_LINK.sub(site_link, text)
     text = ERRATA_LINK.sub(lambda m: errata_link(m, edition), text)
     text = REPO_LINK.sub(lambda m: repo_link(m, folder, repo_root), text)
     return east_asian_line_breaks(text) if edition.folder else text
@@ -268,7 +307,8 @@ def errata_text(text: str, edition: Edition, stems: list[str], folder: Path, rep
 
 
 def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDITIONS["en"],
-                errata: Path | None = None, book: Path = BOOK, repo_root: Path = REPO_ROOT) -> dict[str, Path | str]:
+                errata: dict[str, Path] | Path | None = None, book: Path = BOOK,
+                repo_root: Path = REPO_ROOT) -> dict[str, Path | str]:
     """The source folder of one edition: relative path -> a file to copy or the text to write (the entries
     under :data:`SERVED` go into the built site instead: :func:`source_files`, :func:`served_files`).
 
@@ -277,7 +317,7 @@ def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDIT
         stems: the notebooks of this edition, in order.
         home: the notebooks' folder in the repository, which their image paths are relative to.
         edition: the edition (its notebooks are translated by tools/i18n.py unless it is English).
-        errata: the edition's errata page, or ``None``.
+        errata: the edition's pages of docs/, :func:`doc_pages`' map (a path: the errata page alone; ``None``: none).
         book: the folder of the home pages (tools/book/).
         repo_root: the repository, which the home page's image paths are relative to.
 
@@ -299,10 +339,11 @@ def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDIT
             files[f"{SERVED}notebooks/{path.name}"] = staged
             nb = shown
         files.update(page_images(markdown_of(nb), path.name, home, "notebooks", home.resolve().parent))
-    if errata is not None:
-        text = errata_text(errata.read_text(encoding="utf-8"), edition, stems, errata.parent, repo_root)
-        files["docs/errata.md"] = text
-        files.update(page_images(text, errata.name, errata.parent, "docs", errata.parent.resolve().parent))
+    pages = {} if errata is None else {"docs/errata": errata} if isinstance(errata, Path) else errata
+    for name, page in pages.items():
+        text = errata_text(page.read_text(encoding="utf-8"), edition, stems, page.parent, repo_root)
+        files[f"{name}.md"] = text
+        files.update(page_images(text, page.name, page.parent, "docs", page.parent.resolve().parent))
     return files
 
 

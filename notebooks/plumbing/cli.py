@@ -9,6 +9,10 @@
 ``nbval-flag``
     print ``--nbval`` on the stand-in, ``--nbval-lax`` on real weights or a stand-in of another model's shapes
     (what ``make test`` passes to pytest: the committed outputs are the 8B-shaped stand-in's)
+``grade NOTEBOOK [--json]``
+    run a student's notebook (the student edition, ``notebooks/student/``) and grade it step by step against
+    Meta's reference code (:mod:`plumbing.grading`): passed / failed / not attempted / shortcut, with points;
+    ``--json`` prints the report as JSON. Exit status 0 when every step passed, 1 otherwise
 ``tokenize``
     internal: the child process of :func:`plumbing.tokenizer.tokenize_out_of_process`
 
@@ -97,6 +101,20 @@ def _build_other_standin(args: list[str]) -> int:
     return 0
 
 
+def _grade(args: list[str]) -> int:
+    """``grade NOTEBOOK [--json]``: print the report; 0 when every step passed, 1 otherwise."""
+    from .grading import grade
+
+    as_json = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    if len(paths) != 1 or any(a.startswith("-") for a in paths):
+        raise Llama3Error("usage: python -m plumbing grade path/to/student.ipynb [--json] "
+                          "(or make grade NOTEBOOK=path/to/student.ipynb)")
+    report = grade(paths[0])
+    print(report.json() if as_json else report.text())
+    return 0 if report.points == report.max_points else 1
+
+
 def _model_name(name: str) -> str:
     """A key of :data:`~plumbing.params.MODELS` for ``name``, also spelled as Meta's model ids (``Llama3.2-1B``)."""
     def key(text):
@@ -123,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                 build_standin()
                 print(f"stand-in built in {display_path(STANDIN_DIR)}")
             return 0
+        if cmd == "grade":
+            return _grade(argv[1:])
         if cmd == "tokenize":
             tokenize_command()
             return 0
@@ -144,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     if cmd:
-        print(f"error: unknown command {cmd!r}; the commands are build-standin, check-weights and nbval-flag "
+        print(f"error: unknown command {cmd!r}; the commands are build-standin, check-weights, grade and nbval-flag "
               "(python -m plumbing --help)", file=sys.stderr)
         return 2
     print(__doc__, file=sys.stderr)

@@ -1,0 +1,412 @@
+"""The autograder: run a student's notebook on the weights in use and grade it step by step.
+
+The steps a learner writes are the code cells marked with nbgrader's conventions: the lines between
+``### BEGIN SOLUTION`` and ``### END SOLUTION``, in a cell whose metadata ``nbgrader`` says ``solution: true``
+and gives the step's ``grade_id``. :mod:`plumbing.grading_steps` says, for each step, which values to read
+from the student's kernel and how to check them. The checks run here, in the grader's process, from the
+package: Meta's reference code (``llama_models``) or its formula, applied to the student's own inputs of
+that step. So a mistake in one step costs that step only (the next step is checked on what the student
+actually fed it), and editing or deleting the notebook's visible checks changes nothing.
+
+A step is
+
+``passed``         its values equal the reference's (bitwise unless the step states a tolerance)
+``failed``         they differ, the cell raised an error other than ``NotImplementedError``, or a value is missing
+``not attempted``  the cell still raises the student edition's ``NotImplementedError``, or it is missing
+``shortcut``       the solution calls the library function it was meant to write (``F.rms_norm`` in the
+                   RMSNorm step, ``F.scaled_dot_product_attention`` in attention, ``F.silu`` where SiLU is
+                   written) or Meta's reference code; no points, whatever its values
+
+Only the notebook's core path runs (up to the last graded step), in a fresh kernel, with ``LLAMA3_PROMPT``
+and ``LLAMA3_EXPORT_DIR`` unset: the default prompt, nothing written.
+
+Used by ``python -m plumbing grade NOTEBOOK [--json]`` and ``make grade NOTEBOOK=...``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import Llama3Error
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+MARKER = re.compile(r"^(?P<indent>[ \t]*)### (?P<which>BEGIN|END) SOLUTION[ \t]*$", re.M)
+#: Modules whose use in a solution is always a shortcut: Meta's reference code and Hugging Face's.
+FORBIDDEN_MODULES = ("llama_models", "transformers", "plumbing.reference")
+#: The stub's exception: a step whose cell raises it was not attempted.
+NOT_ATTEMPTED = "NotImplementedError"
+#: Where the capture cells write; set by :func:`grade` for the kernel.
+CAPTURE_ENV = "LLAMA3_GRADE_CAPTURE"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One graded step: a code cell of the series whose marked lines the learner writes.
+
+    Attributes:
+        grade_id: nbgrader's ``grade_id`` of the cell, e.g. ``"03-mean-square"`` (notebook number first).
+        cell: the cell's id in the series' notebook (and in the student edition, which keeps ids).
+        title: what the step computes, for the report.
+        task: what the learner writes, for the student edition's stub (English).
+        task_zh: the same in Chinese, for the Chinese student edition.
+        capture: a Python expression evaluated in the student's kernel after ``after``: a dict of the
+            values the check needs (tensors, numbers, lists, dicts of those).
+        check: ``check(values, context) -> list[str]``: the problems found (empty: passed). It must use
+            only ``values`` and ``context`` (the grader's own checkpoint and Meta's code).
+        after: the cell after which to capture (default: the step's own cell).
+        points: what the step is worth.
+        shortcuts: names whose call in the solution is a shortcut (``"rms_norm"`` catches ``F.rms_norm``
+            and ``torch.nn.functional.rms_norm``).
+    """
+
+    grade_id: str
+    cell: str
+    title: str
+    task: str
+    task_zh: str
+    capture: str
+    check: Callable[[dict, Context], list[str]]
+    after: str | None = None
+    points: int = 1
+    shortcuts: tuple[str, ...] = ()
+
+
+@dataclass
+class Result:
+    """The grade of one step."""
+
+    grade_id: str
+    title: str
+    status: str  # "passed", "failed", "not attempted" or "shortcut"
+    points: int
+    max_points: int
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    """The grade of one notebook: one :class:`Result` per step, in the notebook's order."""
+
+    notebook: str
+    series: str
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def points(self) -> int:
+        return sum(r.points for r in self.results)
+
+    @property
+    def max_points(self) -> int:
+        return sum(r.max_points for r in self.results)
+
+    def text(self) -> str:
+        """The report as printed: one line per step, then the total."""
+        width = max((len(r.title) for r in self.results), default=0)
+        lines = [f"Grading {self.notebook} (steps of {self.series})"]
+        for r in self.results:
+            lines.append(f"  {r.grade_id:<24} {r.title:<{width}}  {r.status:<13} {r.points}/{r.max_points}")
+            if r.detail:
+                lines += [f"      {line}" for line in r.detail.splitlines()]
+        lines.append(f"Total: {self.points}/{self.max_points} points")
+        return "\n".join(lines)
+
+    def json(self) -> str:
+        return json.dumps({"notebook": self.notebook, "series": self.series, "points": self.points,
+                           "max_points": self.max_points, "steps": [asdict(r) for r in self.results]}, indent=1)
+
+
+class Context:
+    """What a step's check may use besides the student's values: the grader's checkpoint and Meta's code."""
+
+    def __init__(self, checkpoint):
+        self.checkpoint = checkpoint
+        self.params = checkpoint.params
+
+    def weight(self, name: str):
+        """A tensor of the checkpoint by Meta's name (``"layers.0.attention.wq.weight"``)."""
+        return self.checkpoint.get(name)
+
+    @property
+    def meta(self):
+        """Meta's ``llama_models/llama3/model.py`` (:func:`plumbing.reference.meta_model_code`)."""
+        from .reference import meta_model_code
+
+        return meta_model_code()
+
+
+# --------------------------------------------------------------------------- comparing values
+
+
+def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) -> list[str]:
+    """Problems of the student's ``ours`` against ``expected``: bitwise unless a tolerance is given.
+
+    Tensors must match in shape and dtype; other values (ids, lists, dicts) must be equal.
+    """
+    import torch
+
+    from .checks import same_bits
+
+    if not isinstance(expected, torch.Tensor):
+        return [] if ours == expected else [f"{name}: {_short(ours)} instead of {_short(expected)}"]
+    if not isinstance(ours, torch.Tensor):
+        return [f"{name}: a {type(ours).__name__}, not a tensor"]
+    if ours.shape != expected.shape:
+        return [f"{name}: shape {list(ours.shape)}, expected {list(expected.shape)}"]
+    if ours.dtype != expected.dtype:
+        return [f"{name}: dtype {ours.dtype}, expected {expected.dtype}"]
+    if atol == 0 and rtol == 0:
+        if same_bits(ours, expected):
+            return []
+    else:
+        a, b = ours.detach().to(torch.float64), expected.detach().to(torch.float64)
+        if torch.allclose(a, b, rtol=rtol, atol=atol):
+            return []
+    a, b = ours.detach(), expected.detach()
+    if a.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    a, b = a.to(torch.float64), b.to(torch.float64)
+    differ = (a != b) if a.numel() else a.bool()
+    diff = (a - b).abs().nan_to_num(float("inf")).max().item() if a.numel() else 0.0
+    return [f"{name}: {int(differ.sum())} of {a.numel():,} values differ (max abs diff {diff:.3g})"]
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --------------------------------------------------------------------------- the notebook's marked cells
+
+
+def solution_region(source: str) -> tuple[str, int, int] | None:
+    """The lines between the markers of ``source``: (text, index of BEGIN's line, index of END's line), or None."""
+    lines = source.split("\n")
+    begin = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
+    end = [i for i, line in enumerate(lines) if line.strip() == END]
+    if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
+        return None
+    return "\n".join(lines[begin[0] + 1:end[0]]), begin[0], end[0]
+
+
+def without_markers(source: str) -> str:
+    """``source`` without its marker lines (what the site, the slides and the book show)."""
+    return "\n".join(line for line in source.split("\n") if not MARKER.fullmatch(line))
+
+
+def stub(source: str, task: str) -> str:
+    """``source`` with its solution replaced by the student edition's stub: the task, then NotImplementedError.
+
+    The marker lines stay (nbgrader's convention), so the student's answer goes where the solution was.
+
+    Raises:
+        Llama3Error: ``source`` does not hold exactly one pair of markers.
+    """
+    region = solution_region(source)
+    if region is None:
+        raise Llama3Error(f"a graded cell needs one {BEGIN!r} line and one {END!r} line after it:\n{source}")
+    lines = source.split("\n")
+    _, b, e = region
+    indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
+    body = [f"{indent}# {line}" for line in task.split("\n")] + [f"{indent}raise NotImplementedError()"]
+    return "\n".join(lines[: b + 1] + body + lines[e:])
+
+
+def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
+    """The shortcuts ``code`` takes: a call of one of ``names`` (as a name or an attribute), or any use of
+    Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run
+    reports the error)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in names:
+                found.append(f"calls {ast.unparse(func)}")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"imports {m}" for m in modules if m.startswith(FORBIDDEN_MODULES)]
+        elif isinstance(node, ast.Attribute) and node.attr == "reference" and isinstance(node.value, ast.Name) \
+                and node.value.id == "plumbing":
+            found.append("uses plumbing.reference (Meta's code)")
+    return sorted(set(found))
+
+
+# --------------------------------------------------------------------------- running the student's kernel
+
+
+def capture(grade_id: str, namespace: Mapping, expression: str) -> None:
+    """Called in the student's kernel by the grader's capture cells: evaluate ``expression`` there and save
+    its values (or the error) for the grader, in the folder ``$LLAMA3_GRADE_CAPTURE``."""
+    import torch
+
+    folder = Path(os.environ[CAPTURE_ENV])
+    try:
+        values = eval(expression, dict(namespace))  # noqa: S307 (the grader's own expression)
+        torch.save(_detached(values), folder / f"{grade_id}.pt")
+    except Exception as e:  # the student's state is what it is: report, never stop the run
+        (folder / f"{grade_id}.error").write_text(f"{type(e).__name__}: {e}", encoding="utf-8")
+
+
+def _detached(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: _detached(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detached(v) for v in value)
+    return value
+
+
+def series_notebook(path: Path) -> Path:
+    """The series' notebook whose steps ``path`` has, by its name (``03_rmsnorm.ipynb`` in any folder)."""
+    from .paths import series_notebooks
+
+    for nb in series_notebooks():
+        if path.name == nb.name:
+            return nb
+    names = ", ".join(nb.name for nb in series_notebooks())
+    raise Llama3Error(f"{path.name} is not a notebook of the series; a student's notebook keeps its name "
+                      f"({names})")
+
+
+def steps_of(series: Path) -> list[Step]:
+    """The graded steps of a notebook of the series, in its order."""
+    from .grading_steps import STEPS
+
+    return list(STEPS.get(series.stem[:2], []))
+
+
+def _core_cells(nb, steps: list[Step]) -> list:
+    """The cells to run: from the top to the last step's capture cell."""
+    last = max((i for i, c in enumerate(nb.cells) if c.get("id") in {s.after or s.cell for s in steps}), default=-1)
+    return list(nb.cells[: last + 1])
+
+
+def _error_of(cell) -> tuple[str, str] | None:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return out.get("ename", ""), out.get("evalue", "")
+    return None
+
+
+@contextmanager
+def _kernel_config():
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix="llama3-grade-kernel-") as sockets:
+        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+
+
+def execute(nb, folder: Path, capture_dir: Path, timeout: int = 600):
+    """Run ``nb`` in a fresh kernel started in ``folder``, every cell even after an error; returns it."""
+    from nbclient import NotebookClient
+
+    drop = ("LLAMA3_PROMPT", "LLAMA3_EXPORT_DIR")  # the default prompt, nothing written; LLAMA3_DIR stays
+    env = {**{k: v for k, v in os.environ.items() if k not in drop}, CAPTURE_ENV: str(capture_dir), "MPLBACKEND": "agg"}
+    with _kernel_config() as config:
+        client = NotebookClient(nb, config=config, timeout=timeout, kernel_name="python3", allow_errors=True,
+                                record_timing=False, resources={"metadata": {"path": str(folder)}})
+        client.execute(env=env)
+    return nb
+
+
+def grade(path: str | os.PathLike, checkpoint=None, timeout: int = 600) -> Report:
+    """Run the student's notebook ``path`` and grade each of its steps.
+
+    Args:
+        path: a notebook of the student edition (or any copy of a series notebook, which gets full marks),
+            named as in the series (``03_rmsnorm.ipynb``).
+        checkpoint: the checkpoint the checks use (default: the one the notebooks open, ``LLAMA3_DIR`` or the
+            stand-in).
+        timeout: seconds allowed per cell.
+
+    Returns:
+        A :class:`Report`.
+
+    Raises:
+        Llama3Error: ``path`` is missing, not a notebook, or not named as a notebook of the series.
+    """
+    import nbformat
+    import torch
+
+    from .checkpoint import open_checkpoint
+    from .paths import display_path
+
+    path = Path(path)
+    if not path.is_file():
+        raise Llama3Error(f"no notebook at {display_path(path)}; give the path of the student's .ipynb file")
+    series = series_notebook(path)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as e:
+        raise Llama3Error(f"{display_path(path)} is not a readable notebook ({type(e).__name__}: {e})") from None
+    steps = steps_of(series)
+    report = Report(display_path(path), series.name)
+    by_id = {c.get("id"): c for c in nb.cells}
+    for c in nb.cells:  # a cell whose id was changed is still found by its nbgrader grade_id
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid:
+            by_id.setdefault(gid, c)
+    run_cells = []
+    capture_after = {}
+    for s in steps:
+        capture_after.setdefault(s.after or s.cell, []).append(s)
+    with tempfile.TemporaryDirectory(prefix="llama3-grade-") as tmp:
+        capture_dir = Path(tmp)
+        for cell in _core_cells(nb, [s for s in steps if (s.after or s.cell) in by_id]):
+            run_cells.append(cell)
+            for s in capture_after.get(cell.get("id"), []):
+                code = (f"__import__('plumbing.grading').grading.capture({s.grade_id!r}, globals(), "
+                        f"{s.capture!r})")
+                run_cells.append(nbformat.v4.new_code_cell(code))
+        run = nbformat.v4.new_notebook(cells=run_cells, metadata=nb.metadata)
+        execute(run, series.parent, capture_dir, timeout)
+        ckpt = checkpoint if checkpoint is not None else open_checkpoint(None)
+        context = Context(ckpt)
+        for s in steps:
+            cell = by_id.get(s.cell) or by_id.get(s.grade_id)
+            report.results.append(_grade_step(s, cell, capture_dir, context, torch))
+    return report
+
+
+def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch) -> Result:
+    def result(status, detail=""):
+        return Result(s.grade_id, s.title, status, s.points if status == "passed" else 0, s.points, detail)
+
+    if cell is None:
+        return result("not attempted", f"the cell {s.cell} is missing")
+    region = solution_region(cell.source)
+    code = region[0] if region else cell.source
+    error = _error_of(cell)
+    if error and error[0] == NOT_ATTEMPTED:
+        return result("not attempted")
+    found = shortcuts_in(code, s.shortcuts)
+    if found:
+        return result("shortcut", "; ".join(found) + ": this step is to be written by hand")
+    if error:
+        return result("failed", f"the cell raised {error[0]}: {error[1]}")
+    saved = capture_dir / f"{s.grade_id}.pt"
+    if not saved.exists():
+        why = (capture_dir / f"{s.grade_id}.error")
+        return result("failed", "could not read the step's values: "
+                      + (why.read_text(encoding="utf-8") if why.exists() else "the cell did not run"))
+    values = torch.load(saved, weights_only=False)
+    try:
+        problems = s.check(values, context)
+    except Exception as e:  # a value of the wrong kind (a list for a tensor, a wrong shape fed to Meta's code)
+        problems = [f"{type(e).__name__}: {e}"]
+    return result("failed", "\n".join(problems)) if problems else result("passed")

@@ -1,0 +1,192 @@
+"""The autograder (plumbing.grading, ``make grade``) and the student edition (tools/student.py, ``make student``).
+
+For every notebook with graded steps: the series' notebook gets full marks; its student edition gets none,
+every step "not attempted"; one mistake in each step (tests/grading_cases/) loses exactly that step (the
+mistakes go into every other step at once, then into the rest: each mistaken step fails while the step after
+it, fed the mistaken values, still passes); a shortcut is flagged as such. Also: the committed student edition
+is what tools/student.py writes, and the visible checks cannot be edited into points.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import plumbing
+import student
+from grading_cases import cases
+from plumbing import grading
+from plumbing.grading_steps import STEPS
+
+ROOT = Path(__file__).resolve().parent.parent
+SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
+GRADED = [n for n in SERIES if STEPS.get(n)]
+
+
+def write(nb, folder: Path, name: str) -> Path:
+    path = folder / name
+    nbformat.write(nb, path)
+    return path
+
+
+def mistaken(series: Path, edits: dict[str, tuple[str, str]]):
+    """The series' notebook with ``edits`` (grade_id -> (old, new)) made inside each step's solution lines."""
+    nb = nbformat.read(series, as_version=4)
+    cells = {s.grade_id: s.cell for s in STEPS[series.name[:2]]}
+    for grade_id, (old, new) in edits.items():
+        cell = next(c for c in nb.cells if c.get("id") == cells[grade_id])
+        region, _, _ = grading.solution_region(cell.source)
+        assert region.count(old) == 1, f"{grade_id}: {old!r} is not once in its solution lines"
+        cell.source = cell.source.replace(region, region.replace(old, new))
+    return nb
+
+
+def statuses(report) -> dict[str, str]:
+    return {r.grade_id: r.status for r in report.results}
+
+
+# --------------------------------------------------------------------------- fast: no notebook runs
+
+
+def test_student_edition_is_up_to_date():
+    stale = [p for p, text in student.student_files().items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    assert not stale, f"stale student edition: {[str(p.relative_to(ROOT)) for p in stale]}; run `make student`"
+
+
+@pytest.mark.parametrize("number", sorted(SERIES))
+def test_every_step_is_marked_with_nbgrader_conventions_and_has_cases(number):
+    nb = nbformat.read(SERIES[number], as_version=4)
+    marked = {c.id: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")}
+    steps = STEPS.get(number, [])
+    assert {s.cell for s in steps} == set(marked), "marked cells and graded steps differ"
+    for s in steps:
+        meta = marked[s.cell].metadata["nbgrader"]
+        assert meta == {"grade": False, "grade_id": s.grade_id, "locked": False, "schema_version": 3,
+                        "solution": True, "task": False}
+        assert s.grade_id.startswith(f"{number}-") and grading.solution_region(marked[s.cell].source)
+    ids = [s.grade_id for s in steps]
+    assert len(ids) == len(set(ids))
+    if steps:
+        mistakes, shortcuts = cases(number)
+        assert set(mistakes) == set(ids), "every step needs a mistake in tests/grading_cases/"
+        assert shortcuts or not any(s.shortcuts for s in steps)
+
+
+def test_student_edition_has_stubs_and_no_solutions():
+    for number in GRADED:
+        for language, _source, target in student.EDITIONS:
+            nb = nbformat.read(target / SERIES[number].name, as_version=4)
+            text = json.dumps(nb.cells, ensure_ascii=False)
+            assert '"solution"' not in json.dumps([c.metadata.get("tags", []) for c in nb.cells])
+            assert "**Solution**" not in text and "**解答**" not in text
+            assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
+            for s in STEPS[number]:
+                cell = next(c for c in nb.cells if c.id == s.cell)
+                region, _, _ = grading.solution_region(cell.source)
+                assert region.strip().endswith("raise NotImplementedError()")
+                assert (s.task if language == "en" else s.task_zh).split("\n")[0] in region
+            assert f"notebooks/student/{'zh/' if language == 'zh' else ''}{SERIES[number].name}" in text
+
+
+def test_stub_and_markers():
+    source = "a = 1\n### BEGIN SOLUTION\nb = a + 1\n### END SOLUTION\nprint(b)"
+    assert grading.stub(source, "b: a plus one") == ("a = 1\n### BEGIN SOLUTION\n# b: a plus one\n"
+                                                     "raise NotImplementedError()\n### END SOLUTION\nprint(b)")
+    indented = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION"
+    assert grading.stub(indented, "return x").endswith("    # return x\n    raise NotImplementedError()\n    ### END SOLUTION")
+    assert grading.without_markers(source) == "a = 1\nb = a + 1\nprint(b)"
+    with pytest.raises(plumbing.Llama3Error, match="BEGIN SOLUTION"):
+        grading.stub("b = 1", "b")
+
+
+def test_shortcuts_are_found_by_name_attribute_and_import():
+    assert grading.shortcuts_in("y = F.rms_norm(x, (4,))", ("rms_norm",)) == ["calls F.rms_norm"]
+    assert grading.shortcuts_in("y = torch.nn.functional.silu(x)", ("silu",)) == ["calls torch.nn.functional.silu"]
+    assert grading.shortcuts_in("from llama_models.llama3.model import RMSNorm", ()) == ["imports llama_models.llama3.model"]
+    assert grading.shortcuts_in("y = plumbing.reference.run(c, t, [])", ()) == ["uses plumbing.reference (Meta's code)"]
+    assert grading.shortcuts_in("y = x * torch.sigmoid(x)", ("silu",)) == []
+    assert grading.shortcuts_in("def (", ("silu",)) == []
+
+
+def test_compare_reports_shape_dtype_and_values():
+    import torch
+
+    a = torch.ones(2, 3, dtype=torch.bfloat16)
+    assert grading.compare("t", a, a.clone()) == []
+    assert "shape [3, 2]" in grading.compare("t", a.T, a)[0]
+    assert "dtype torch.float32" in grading.compare("t", a.float(), a)[0]
+    b = a.clone()
+    b[0, 0] = 2
+    assert "1 of 6 values differ" in grading.compare("t", b, a)[0]
+    assert grading.compare("ids", [1, 2], [1, 2]) == [] and grading.compare("ids", [1, 3], [1, 2])
+
+
+def test_bad_input_is_one_clear_error(tmp_path):
+    with pytest.raises(plumbing.Llama3Error, match="no notebook"):
+        grading.grade(tmp_path / "03_rmsnorm.ipynb")
+    other = tmp_path / "homework.ipynb"
+    other.write_text("{}")
+    with pytest.raises(plumbing.Llama3Error, match="not a notebook of the series"):
+        grading.grade(other)
+    broken = tmp_path / "03_rmsnorm.ipynb"
+    broken.write_text("not json")
+    with pytest.raises(plumbing.Llama3Error, match="not a readable notebook"):
+        grading.grade(broken)
+    result = subprocess.run([sys.executable, "-m", "plumbing", "grade"], capture_output=True, text=True)
+    assert result.returncode == 2 and "usage: python -m plumbing grade" in result.stderr
+
+
+# --------------------------------------------------------------------------- slow: the notebooks run
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number", GRADED)
+def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_path, standin_dir):
+    full = grading.grade(SERIES[number])
+    assert full.points == full.max_points > 0, full.text()
+    blank = grading.grade(student.OUT / SERIES[number].name)
+    assert blank.points == 0 and set(statuses(blank).values()) == {"not attempted"}, blank.text()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number", GRADED)
+def test_each_mistake_loses_exactly_its_step(number, tmp_path, standin_dir):
+    mistakes, _ = cases(number)
+    ids = [s.grade_id for s in STEPS[number]]
+    for half in (ids[0::2], ids[1::2]):
+        if not half:
+            continue
+        path = write(mistaken(SERIES[number], {g: mistakes[g] for g in half}), tmp_path, SERIES[number].name)
+        report = grading.grade(path)
+        expected = {g: "failed" if g in half else "passed" for g in ids}
+        assert statuses(report) == expected, report.text()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number", [n for n in GRADED if cases(n)[1]])
+def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, standin_dir):
+    _, shortcuts = cases(number)
+    nb = mistaken(SERIES[number], {g: (old, new) for g, old, new in shortcuts})
+    # Deleting every visible check (and Meta's reference in them) changes no step's grade.
+    nb.cells = [c for c in nb.cells if "plumbing.check(" not in c.source or c.metadata.get("nbgrader")]
+    report = grading.grade(write(nb, tmp_path, SERIES[number].name))
+    flagged = {g for g, _, _ in shortcuts}
+    assert statuses(report) == {s.grade_id: "shortcut" if s.grade_id in flagged else "passed" for s in STEPS[number]}, \
+        report.text()
+    assert "by hand" in report.text()
+
+
+@pytest.mark.notebook
+def test_cli_and_json(tmp_path, standin_dir):
+    number = GRADED[0]
+    result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(student.OUT / SERIES[number].name), "--json"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["points"] == 0 and data["max_points"] == sum(s.points for s in STEPS[number])
+    assert [s["grade_id"] for s in data["steps"]] == [s.grade_id for s in STEPS[number]]

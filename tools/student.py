@@ -1,0 +1,144 @@
+"""Write the student edition (``make student``): the series' notebooks with the graded steps left to write.
+
+    python tools/student.py            # writes notebooks/student/NN_*.ipynb and notebooks/student/zh/NN_*.ipynb
+    python tools/student.py --check    # writes nothing; exit status 1 when a committed file is stale
+
+Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb``, Chinese
+``notebooks/zh/NN_*.ipynb``, which ``tools/i18n.py build`` writes) and their graded steps
+(``plumbing.grading_steps``). In each notebook:
+
+- every graded cell (nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` and cell metadata
+  ``nbgrader.solution``) keeps its markers and the lines around them; between the markers, the step's task
+  as comments (Chinese in the Chinese edition) and ``raise NotImplementedError()``;
+- the exercises stay, their solutions go (the cells tagged ``solution``, and the line that says where they are);
+- a note under the title says what to write and how to grade it (``make grade NOTEBOOK=...``);
+- the Colab link opens the student edition's notebook;
+- every output and execution count is cleared: the learner runs the notebook.
+
+Everything else (the explanations, the figures, the visible checks, the deep dives) is the series' text.
+
+Raises (printed as one line, exit status 2): ``StudentError``: a graded step whose cell is missing or has no
+markers, or a marked cell that is not a graded step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+import plumbing
+from plumbing.grading import stub
+from plumbing.grading_steps import STEPS
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO_ROOT / "notebooks"
+OUT = NOTEBOOKS / "student"
+#: (language, folder of the series' notebooks, folder of the student edition)
+EDITIONS = (("en", NOTEBOOKS, OUT), ("zh", NOTEBOOKS / "zh", OUT / "zh"))
+
+NOTE = {
+    "en": ("**Student edition.** The {n} code cells marked `### BEGIN SOLUTION` are yours to write: each says what "
+           "to compute and raises `NotImplementedError` until you replace that line. The checks after them "
+           "tell you when a step is right. To grade the notebook (in the repository): "
+           "`make grade NOTEBOOK=notebooks/student/{path}`; it runs the notebook and checks each step against Meta's "
+           "reference code: {steps}."),
+    "zh": ("**学生版。** 标有 `### BEGIN SOLUTION` 的 {n} 个代码单元格由你来写：每个单元格写明要计算什么，"
+           "在你替换那一行之前会抛出 `NotImplementedError`。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
+           "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"),
+}
+SOLUTION_LINE = re.compile(r"^.*(\*\*Solution\*\*|\*\*解答\*\*).*\n?", re.M)
+
+
+class StudentError(Exception):
+    """The student edition cannot be written; the message says which cell and why."""
+
+
+def student_notebook(nb, number: str, language: str, path: str):
+    """The student edition of one notebook (a new ``NotebookNode``; ``nb`` is not changed).
+
+    Args:
+        nb: the series' notebook (English or Chinese).
+        number: its number, ``"03"``.
+        language: ``"en"`` or ``"zh"``: the language of the stubs and of the note.
+        path: the notebook's path under notebooks/student/ (``03_rmsnorm.ipynb``, ``zh/03_rmsnorm.ipynb``).
+
+    Raises:
+        StudentError: see the module's docstring.
+    """
+    steps = {s.cell: s for s in STEPS.get(number, [])}
+    out = copy.deepcopy(nb)
+    cells, seen = [], set()
+    for cell in out.cells:
+        if "solution" in cell.get("metadata", {}).get("tags", []):
+            continue  # an exercise's solution
+        if cell.cell_type == "markdown":
+            cell.source = SOLUTION_LINE.sub("", cell.source)
+            cell.source = cell.source.replace("/blob/main/notebooks/", "/blob/main/notebooks/student/")
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            marked = cell.metadata.get("nbgrader", {}).get("solution", False)
+            if marked or cell.get("id") in steps:
+                step = steps.get(cell.get("id"))
+                if step is None or not marked:
+                    raise StudentError(f"{path}: cell {cell.get('id')} is "
+                                       + ("marked as a solution but is not a graded step (plumbing.grading_steps)"
+                                          if step is None else "a graded step without nbgrader's metadata"))
+                try:
+                    cell.source = stub(cell.source, step.task if language == "en" else step.task_zh)
+                except plumbing.Llama3Error as e:
+                    raise StudentError(f"{path}: cell {cell.get('id')}: {e}") from None
+                seen.add(step.cell)
+        cells.append(cell)
+    missing = sorted(set(steps) - seen)
+    if missing:
+        raise StudentError(f"{path}: the graded cells {', '.join(missing)} are missing")
+    unit = {"en": lambda n: f" ({n} point{'s' * (n != 1)})", "zh": lambda n: f"（{n} 分）"}[language]
+    titles = ", ".join(f"`{s.grade_id}`{unit(s.points)}" for s in STEPS.get(number, []))
+    note = nbformat.v4.new_markdown_cell(NOTE[language].format(n=len(steps), path=path, steps=titles or "none"))
+    note.id = "student-note"
+    cells.insert(1, note)
+    out.cells = cells
+    out.metadata.pop("llama3", None)  # it describes a run; this notebook has not run
+    return out
+
+
+def student_files() -> dict[Path, str]:
+    """Every file of the student edition and its text, from the series as it is in the repository."""
+    files = {}
+    for language, source, target in EDITIONS:
+        for series in plumbing.series_notebooks():
+            nb = nbformat.read(source / series.name, as_version=4)
+            relative = target.relative_to(OUT) / series.name
+            edition = student_notebook(nb, series.stem[:2], language, relative.as_posix())
+            files[target / series.name] = nbformat.writes(edition) + "\n"
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
+    args = parser.parse_args(argv)
+    try:
+        files = student_files()
+    except StudentError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if args.check:
+        for p in stale:
+            print(f"stale: {p.relative_to(REPO_ROOT)} (run `make student`)")
+        return 1 if stale else 0
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        plumbing.paths.atomic_write(p, lambda tmp, text=files[p]: tmp.write_text(text, encoding="utf-8"))
+    print(f"student edition: {len(files)} notebooks in {OUT.relative_to(REPO_ROOT)}/ ({len(stale)} written)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
