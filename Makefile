@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: student grade run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
+.PHONY: student grade classroom run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -109,6 +109,11 @@ diagrams: $(STAMP)
 ## series with each graded step's solution replaced by a stub that says what to write; exercise solutions removed
 student: $(STAMP)
 	$(PY) tools/student.py
+
+## classroom: write GitHub Classroom's autograding workflow, .github/workflows/classroom.yml (tools/classroom.py):
+## one test per graded step of the student edition, worth its points
+classroom: $(STAMP)
+	$(PY) tools/classroom.py
 
 ## grade: run a student's notebook and grade it step by step against Meta's reference code (plumbing.grading):
 ## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json]

@@ -192,3 +192,31 @@ def test_cli_and_json(tmp_path, standin_dir):
     data = json.loads(result.stdout)
     assert data["points"] == 0 and data["max_points"] == sum(s.points for s in STEPS[number])
     assert [s["grade_id"] for s in data["steps"]] == [s.grade_id for s in STEPS[number]]
+    # --step: one step's verdict (GitHub Classroom's tests); the report is kept under the notebook's SHA-256
+    step = STEPS[number][-1].grade_id
+    for path, code, status in ((student.OUT / SERIES[number].name, 1, "not attempted"), (SERIES[number], 0, "passed")):
+        for _ in range(2):  # the second time from build/grading/
+            result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(path), "--step", step],
+                                    capture_output=True, text=True)
+            assert result.returncode == code and f": {status}," in result.stdout, result.stdout + result.stderr
+    result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(SERIES[number]), "--step", "nope"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "has no step 'nope'" in result.stderr
+
+
+def test_classroom_workflow_is_up_to_date_with_one_test_per_step():
+    import yaml
+
+    import classroom
+
+    assert classroom.WORKFLOW.read_text(encoding="utf-8") == classroom.workflow(), "run `make classroom`"
+    steps = yaml.safe_load(classroom.workflow())["jobs"]["run-autograding-tests"]["steps"]
+    graders = [s for s in steps if "autograding-command-grader" in s.get("uses", "")]
+    every = [s for number in sorted(STEPS) for s in STEPS[number]]
+    assert [g["with"]["command"].split()[-1] for g in graders] == [s.grade_id for s in every]
+    assert sum(g["with"]["max-score"] for g in graders) == sum(s.points for s in every)
+    for g in graders:
+        assert Path(ROOT / g["with"]["command"].split()[4]).is_file()
+    reporter = steps[-1]
+    assert reporter["with"]["runners"].split(",") == [g["id"] for g in graders]
+    assert set(reporter["env"]) == {f"{g['id'].upper()}_RESULTS" for g in graders}

@@ -9,10 +9,12 @@
 ``nbval-flag``
     print ``--nbval`` on the stand-in, ``--nbval-lax`` on real weights or a stand-in of another model's shapes
     (what ``make test`` passes to pytest: the committed outputs are the 8B-shaped stand-in's)
-``grade NOTEBOOK [--json]``
+``grade NOTEBOOK [--json | --step GRADE_ID]``
     run a student's notebook (the student edition, ``notebooks/student/``) and grade it step by step against
     Meta's reference code (:mod:`plumbing.grading`): passed / failed / not attempted / shortcut, with points;
-    ``--json`` prints the report as JSON. Exit status 0 when every step passed, 1 otherwise
+    ``--json`` prints the report as JSON. Exit status 0 when every step passed, 1 otherwise. ``--step`` prints
+    one step's line and exits 0 when it passed: the notebook runs once, its report is kept in ``build/grading/``
+    under the notebook's SHA-256 for the next ``--step`` (GitHub Classroom's one test per step)
 ``tokenize``
     internal: the child process of :func:`plumbing.tokenizer.tokenize_out_of_process`
 
@@ -102,17 +104,47 @@ def _build_other_standin(args: list[str]) -> int:
 
 
 def _grade(args: list[str]) -> int:
-    """``grade NOTEBOOK [--json]``: print the report; 0 when every step passed, 1 otherwise."""
-    from .grading import grade
+    """``grade NOTEBOOK [--json | --step GRADE_ID]``: print the report; 0 when every step (or the step) passed."""
+    import hashlib
+    import json
 
+    from .grading import Report, Result, grade
+    from .paths import REPO_ROOT, atomic_write
+
+    usage = ("usage: python -m plumbing grade path/to/student.ipynb [--json | --step GRADE_ID] "
+             "(or make grade NOTEBOOK=path/to/student.ipynb)")
+    step = None
+    if "--step" in args:
+        i = args.index("--step")
+        if i + 1 >= len(args):
+            raise Llama3Error(usage)
+        step, args = args[i + 1], args[:i] + args[i + 2:]
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]
-    if len(paths) != 1 or any(a.startswith("-") for a in paths):
-        raise Llama3Error("usage: python -m plumbing grade path/to/student.ipynb [--json] "
-                          "(or make grade NOTEBOOK=path/to/student.ipynb)")
-    report = grade(paths[0])
-    print(report.json() if as_json else report.text())
-    return 0 if report.points == report.max_points else 1
+    if len(paths) != 1 or any(a.startswith("-") for a in paths) or (as_json and step):
+        raise Llama3Error(usage)
+    if step is None:
+        report = grade(paths[0])
+        print(report.json() if as_json else report.text())
+        return 0 if report.points == report.max_points else 1
+    path = Path(paths[0])
+    if not path.is_file():
+        raise Llama3Error(f"no notebook at {display_path(path)}; give the path of the student's .ipynb file")
+    cached = REPO_ROOT / "build" / "grading" / f"{hashlib.sha256(path.read_bytes()).hexdigest()}.json"
+    if cached.is_file():
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        report = Report(data["notebook"], data["series"], [Result(**r) for r in data["steps"]])
+    else:
+        report = grade(path)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(cached, lambda tmp: tmp.write_text(report.json(), encoding="utf-8"))
+    found = [r for r in report.results if r.grade_id == step]
+    if not found:
+        raise Llama3Error(f"{display_path(path)} has no step {step!r}; its steps are "
+                          + ", ".join(r.grade_id for r in report.results))
+    r = found[0]
+    print(f"{r.grade_id} {r.title}: {r.status}, {r.points}/{r.max_points}" + (f"\n  {r.detail}" if r.detail else ""))
+    return 0 if r.status == "passed" else 1
 
 
 def _model_name(name: str) -> str:
