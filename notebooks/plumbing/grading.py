@@ -30,6 +30,7 @@ import json
 import os
 import re
 import tempfile
+import textwrap
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -174,7 +175,7 @@ def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) 
         a, b = torch.view_as_real(a), torch.view_as_real(b)
     a, b = a.to(torch.float64), b.to(torch.float64)
     differ = (a != b) if a.numel() else a.bool()
-    diff = (a - b).abs().nan_to_num(float("inf")).max().item() if a.numel() else 0.0
+    diff = (a - b).abs().nan_to_num(nan=float("inf"), posinf=float("inf")).max().item() if a.numel() else 0.0
     return [f"{name}: {int(differ.sum())} of {a.numel():,} values differ (max abs diff {diff:.3g})"]
 
 
@@ -224,7 +225,7 @@ def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
     Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run
     reports the error)."""
     try:
-        tree = ast.parse(code)
+        tree = ast.parse(textwrap.dedent(code))  # the body of a function is indented
     except SyntaxError:
         return []
     found = []
@@ -401,9 +402,11 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch) -> Re
         return result("failed", f"the cell raised {error[0]}: {error[1]}")
     saved = capture_dir / f"{s.grade_id}.pt"
     if not saved.exists():
-        why = (capture_dir / f"{s.grade_id}.error")
-        return result("failed", "could not read the step's values: "
-                      + (why.read_text(encoding="utf-8") if why.exists() else "the cell did not run"))
+        why = capture_dir / f"{s.grade_id}.error"
+        why = why.read_text(encoding="utf-8") if why.exists() else "the cell did not run"
+        if why.startswith(f"{NOT_ATTEMPTED}:"):  # a function whose body is still the stub
+            return result("not attempted")
+        return result("failed", f"could not read the step's values: {why}")
     values = torch.load(saved, weights_only=False)
     try:
         problems = s.check(values, context)

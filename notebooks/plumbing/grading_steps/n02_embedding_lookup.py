@@ -1,0 +1,49 @@
+"""Notebook 02's graded steps: the embedding lookup of Meta's ``Transformer.forward`` (llama_models/llama3/model.py:
+``h = self.tok_embeddings(tokens)``, a fairscale ``VocabParallelEmbedding``, which at model-parallel world size 1 is
+``nn.Embedding``, whose forward is ``F.embedding(tokens, weight)``), checked with ``F.embedding`` on the student's
+own ids: on the grader's ``tok_embeddings.weight`` for the lookup, on the notebook's constructed table for the
+one-hot product (exact: each output number is 1 × one entry of the table plus exact zeros, so bitwise).
+
+The full-size sparse product (cell f28d2264) is not graded: its visible check compares it with the lookup's result
+in the same cell, so a mistaken lookup would make that cell raise and cost the next step too.
+"""
+
+from __future__ import annotations
+
+from ..grading import Step, compare
+
+SHORTCUTS = ("embedding", "Embedding", "from_pretrained")  # F.embedding, nn.Embedding(.from_pretrained)
+
+
+def lookup(v, ctx):
+    import torch.nn.functional as F
+
+    expected = F.embedding(v["tokens"], ctx.weight("tok_embeddings.weight"))  # Meta: self.tok_embeddings(tokens)
+    return compare("token_embeddings_unnormalized", v["token_embeddings_unnormalized"], expected)
+
+
+def one_hot_product(v, ctx):
+    import torch.nn.functional as F
+
+    tokens, table = v["toy_tokens"], v["toy_table"]
+    one_hot = F.one_hot(tokens, num_classes=table.shape[0]).to(table.dtype)  # o_t: a 1 at index t
+    return (compare("toy_one_hot", v["toy_one_hot"], one_hot)
+            + compare("toy_x", v["toy_x"], F.embedding(tokens, table)))  # O E = the rows: the lookup, bitwise
+
+
+STEPS = [
+    Step("02-lookup", "6bceaa50", "one row of the table per token",
+         "token_embeddings_unnormalized: for each position m, row tokens[m] of tok_embeddings_weight;\n"
+         "shape [seqlen, dim], dtype bf16 (the table's).",
+         "token_embeddings_unnormalized：对每个位置 m，取 tok_embeddings_weight 的第 tokens[m] 行；\n"
+         "形状 [seqlen, dim]，dtype 为 bf16（与嵌入表相同）。",
+         "{'tokens': tokens, 'token_embeddings_unnormalized': token_embeddings_unnormalized}",
+         lookup, shortcuts=SHORTCUTS),
+    Step("02-one-hot", "166384c0", "the lookup as a one-hot product",
+         "toy_one_hot: the one-hot rows of toy_tokens over the 6 ids of toy_table, float32, shape [4, 6].\n"
+         "toy_x: toy_one_hot times toy_table as a matrix product, shape [4, 4].",
+         "toy_one_hot：toy_tokens 在 toy_table 的 6 个 id 上的独热行，float32，形状 [4, 6]。\n"
+         "toy_x：toy_one_hot 与 toy_table 的矩阵乘积，形状 [4, 4]。",
+         "{'toy_tokens': toy_tokens, 'toy_table': toy_table, 'toy_one_hot': toy_one_hot, 'toy_x': toy_x}",
+         one_hot_product, shortcuts=SHORTCUTS),
+]

@@ -1,0 +1,100 @@
+"""Notebook 04's graded steps: layer 0's queries and keys and their rotation, on Meta's bf16 path
+(llama_models/llama3/model.py): ``Attention.forward``'s ``self.wq(x)``, ``self.wk(x)`` (plain ``nn.Linear``
+layers: ``F.linear(x, weight)``) and their ``view`` into heads; the formula of ``precompute_freqs_cis``
+(frequencies, angles ``torch.outer(t, freqs)``, ``torch.polar``); and Meta's ``apply_rotary_emb`` on one head.
+Every check is bitwise, as the notebook's own checks of these steps are.
+"""
+
+from __future__ import annotations
+
+from ..grading import Step, compare
+
+
+def projections(v, ctx):
+    import torch.nn.functional as F
+
+    p = ctx.params
+    x = v["token_embeddings"][None]  # Meta's batch of one: [1, seqlen, dim]
+    seqlen = x.shape[1]
+    # Meta: xq, xk = self.wq(x), self.wk(x); xq.view(bsz, seqlen, n_local_heads, head_dim)
+    xq = F.linear(x, ctx.weight("layers.0.attention.wq.weight")).view(seqlen, p.n_heads, p.head_dim)
+    xk = F.linear(x, ctx.weight("layers.0.attention.wk.weight")).view(seqlen, p.n_kv_heads, p.head_dim)
+    return compare("xq", v["xq"], xq) + compare("xk", v["xk"], xk)
+
+
+def meta_frequencies(theta, dim):
+    """The first line of Meta's ``precompute_freqs_cis(dim, end, theta)``: [dim/2] float32."""
+    import torch
+
+    return 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+
+
+def frequencies(v, ctx):
+    return (compare(f"rope_frequencies({v['theta']:g}, {v['head_dim']})", v["model"],
+                    meta_frequencies(v["theta"], v["head_dim"]))
+            + compare("rope_frequencies(10000.0, 64)", v["other"], meta_frequencies(10000.0, 64)))
+
+
+def freqs_cis(v, ctx):
+    import torch
+
+    # Meta's precompute_freqs_cis after its frequencies, on the student's freqs (rope_theta, and scaled when
+    # use_scaled_rope), for the prompt's positions: row m depends only on m, so its first seqlen rows.
+    t = torch.arange(v["seqlen"], dtype=torch.float32)
+    angles = torch.outer(t, v["freqs"])
+    return (compare("angles", v["angles"], angles)
+            + compare("freqs_cis", v["freqs_cis"], torch.polar(torch.ones_like(angles), angles)))
+
+
+def rotate_one_head(v, ctx):
+    import torch
+
+    q_head, freqs_cis = v["xq"][:, 0], v["freqs_cis"]  # head 0 of the student's queries
+    seqlen, head_dim = q_head.shape
+    # Meta's apply_rotary_emb, its lines for xq: xq.float().reshape(*xq.shape[:-1], -1, 2) as complex numbers ...
+    q_complex = torch.view_as_complex(q_head.float().reshape(seqlen, head_dim // 2, 2))
+    # ... and the whole function on this head alone (a batch of one, one head; the keys are not looked at)
+    rotated, _ = ctx.meta.apply_rotary_emb(q_head[None, :, None], q_head[None, :, None], freqs_cis=freqs_cis)
+    return (compare("q_head", v["q_head"], q_head)
+            + compare("q_complex", v["q_complex"], q_complex)
+            + compare("q_complex_rotated", v["q_complex_rotated"], q_complex * freqs_cis)
+            + compare("q_head_rotated", v["q_head_rotated"], rotated[0, :, 0]))
+
+
+STEPS = [
+    Step("04-projections", "rope-08", "queries and keys, split into heads",
+         "xq: token_embeddings times wq transposed (Meta's nn.Linear), viewed as [seqlen, n_heads, head_dim] bf16.\n"
+         "xk: the same with wk, viewed as [seqlen, n_kv_heads, head_dim] bf16.",
+         "xq：token_embeddings 乘以 wq 的转置（Meta 的 nn.Linear），再 view 为 [seqlen, n_heads, head_dim] bf16。\n"
+         "xk：用 wk 做同样的运算，再 view 为 [seqlen, n_kv_heads, head_dim] bf16。",
+         "{'token_embeddings': token_embeddings, 'xq': xq, 'xk': xk}",
+         projections),
+    Step("04-frequencies", "rope-17", "the frequencies theta_i",
+         "Return the head_dim/2 frequencies theta ** (-2i / head_dim), i = 0 .. head_dim/2 - 1, in float32,\n"
+         "computed as Meta does: 1 / theta ** (the even numbers 0, 2, .. below head_dim, as float32, / head_dim).",
+         "返回 head_dim/2 个频率 theta ** (-2i / head_dim)，i = 0 .. head_dim/2 - 1，float32，\n"
+         "按 Meta 的算法：1 / theta ** （小于 head_dim 的偶数 0, 2, ..，转为 float32，再除以 head_dim）。",
+         "{'theta': float(inputs.params.rope_theta), 'head_dim': int(inputs.params.head_dim), "
+         "'model': rope_frequencies(float(inputs.params.rope_theta), int(inputs.params.head_dim)), "
+         "'other': rope_frequencies(10000.0, 64)}",
+         frequencies),
+    Step("04-freqs-cis", "rope-22", "angles and freqs_cis",
+         "t: the positions 0 .. seqlen-1 in float32.\n"
+         "angles: angles[m, i] = t[m] * freqs[i], [seqlen, head_dim/2] float32.\n"
+         "freqs_cis: the complex numbers of length 1 and angle angles (torch.polar), [seqlen, head_dim/2] complex64.",
+         "t：位置 0 .. seqlen-1，float32。\n"
+         "angles：angles[m, i] = t[m] * freqs[i]，[seqlen, head_dim/2] float32。\n"
+         "freqs_cis：长度为 1、角度为 angles 的复数（torch.polar），[seqlen, head_dim/2] complex64。",
+         "{'seqlen': len(inputs.tokens), 'freqs': freqs, 'angles': angles, 'freqs_cis': freqs_cis}",
+         freqs_cis),
+    Step("04-rotate-one-head", "rope-28", "head 0 rotated, step by step",
+         "q_head: head 0 of xq, [seqlen, head_dim] bf16. q_complex: q_head in float32, its adjacent pairs as\n"
+         "complex numbers, [seqlen, head_dim/2] complex64. q_complex_rotated: row m of q_complex times freqs_cis[m].\n"
+         "q_head_rotated: back to real pairs, flattened to [seqlen, head_dim], rounded to q_head's dtype (bf16).",
+         "q_head：xq 的第 0 个头，[seqlen, head_dim] bf16。q_complex：把 q_head 转为 float32，相邻的数对看作复数，\n"
+         "[seqlen, head_dim/2] complex64。q_complex_rotated：q_complex 的第 m 行乘以 freqs_cis[m]。\n"
+         "q_head_rotated：变回实数对，展平为 [seqlen, head_dim]，舍入回 q_head 的 dtype（bf16）。",
+         "{'xq': xq, 'freqs_cis': freqs_cis, 'q_head': q_head, 'q_complex': q_complex, "
+         "'q_complex_rotated': q_complex_rotated, 'q_head_rotated': q_head_rotated}",
+         rotate_one_head, points=2),
+]

@@ -1,0 +1,107 @@
+"""Notebook 07's graded steps: Meta's ``Transformer.forward`` (llama_models/llama3/model.py) and the greedy step of
+``Llama3.generate`` (llama_models/llama3/generation.py).
+
+- the layers: Meta's ``Transformer.forward`` from the student's token ids, ``tok_embeddings``, ``freqs_cis`` and
+  the mask at ``start_pos`` 0, then ``for layer in self.layers: h = layer(h, start_pos, freqs_cis, mask)``, run by
+  :func:`plumbing.reference.run`, which records every ``TransformerBlock``'s output;
+- the final norm: Meta's ``RMSNorm`` module ``norm`` (:func:`plumbing.reference.rms_norm`) on the student's ``h``;
+- the logits: ``self.output(h).float()``, ``output`` a ``ColumnParallelLinear`` (at model-parallel world size 1
+  ``nn.Linear`` without bias: ``F.linear`` on Meta's batch of one) with ``output.weight``, or
+  ``tok_embeddings.weight`` when the checkpoint ties them, on the student's ``h_norm``;
+- the next token: ``Llama3.generate``'s ``torch.softmax(logits[:, -1] / temperature, dim=-1)`` at temperature 1 and
+  its greedy ``torch.argmax(logits[:, -1], dim=-1)``, on the student's own ``logits`` (on random weights the
+  argmax may be a near-tie that a CPU's rounding decides: computed from the same logits it is exact).
+"""
+
+from __future__ import annotations
+
+from ..grading import Step, compare
+
+
+def layers(v, ctx):
+    import torch
+
+    from ..reference import run
+
+    n_layers = ctx.params.n_layers
+    names = [f"layers.{i}" for i in range(n_layers)]
+    with torch.inference_mode():  # Meta's forward pass from the student's tokens, every block's output recorded
+        meta = run(ctx.checkpoint, v["tokens"], names)
+    problems = compare("h", v["h"], meta[names[-1]])
+    stream = v["residual_stream"]
+    if not isinstance(stream, (list, tuple)) or len(stream) != n_layers + 1:
+        return problems + [f"residual_stream: {len(stream) if isinstance(stream, (list, tuple)) else type(stream).__name__}"
+                           f" entries, expected {n_layers + 1} (h before layer 0, then after each layer)"]
+    expected = [ctx.weight("tok_embeddings.weight")[v["tokens"]]] + [meta[n] for n in names]  # Meta: tok_embeddings(tokens)
+    for i, (ours, theirs) in enumerate(zip(stream, expected)):
+        found = compare(f"residual_stream[{i}] ({'the embedding rows' if i == 0 else f'after layer {i - 1}'})",
+                        ours, theirs)
+        if found:
+            return problems + found + ["(the first entry of residual_stream that differs from Meta's)"]
+    return problems
+
+
+def final_norm(v, ctx):
+    import torch
+
+    from ..reference import rms_norm
+
+    with torch.inference_mode():  # Meta: h = self.norm(h)
+        expected = rms_norm(ctx.checkpoint, "norm")(v["h"])
+    return compare("h_norm", v["h_norm"], expected)
+
+
+def logits(v, ctx):
+    import torch.nn.functional as F
+
+    name = "tok_embeddings.weight" if ctx.checkpoint.tied_embeddings else "output.weight"
+    expected = F.linear(v["h_norm"][None], ctx.weight(name))[0].float()  # Meta: self.output(h).float()
+    return compare("logits", v["logits"], expected)
+
+
+def next_token(v, ctx):
+    import torch
+
+    last = v["logits"][None, -1]  # Meta: logits[:, -1], a batch of one
+    problems = compare("probs", v["probs"], torch.softmax(last / 1.0, dim=-1)[0])  # temperature 1
+    ours, expected = v["next_token"], int(torch.argmax(last, dim=-1)[0])  # Meta's greedy step
+    if isinstance(ours, torch.Tensor):
+        if ours.numel() != 1 or ours.is_floating_point() or ours.is_complex():
+            return problems + [f"next_token: a {ours.dtype} tensor of shape {list(ours.shape)}, expected one id "
+                               "(an integer tensor of shape [])"]
+        ours = int(ours)
+    return problems + compare("next_token", ours, expected)
+
+
+STEPS = [
+    Step("07-layers", "4e00455a", "every layer, in order",
+         "start_pos = 0; freqs_cis: rows start_pos ... start_pos + seqlen - 1 of precompute_freqs_cis; mask: causal_mask.\n"
+         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block for every layer,\n"
+         "0 ... n_layers - 1, in order. residual_stream: a list of h before layer 0 and after each layer.",
+         "start_pos = 0；freqs_cis：precompute_freqs_cis 的第 start_pos … start_pos + seqlen - 1 行；mask：causal_mask。\n"
+         "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的 transformer_block。\n"
+         "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
+         "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
+         layers, points=2),
+    Step("07-final-norm", "a5dfbe6a", "the final norm",
+         "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with weight).\n"
+         "h_norm: h normalised with rms_norm and that gain, [seqlen, dim] bf16.",
+         "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 weight 读取）。\n"
+         "h_norm：用 rms_norm 和这个增益对 h 做归一化，[seqlen, dim] bf16。",
+         "{'h': h, 'h_norm': h_norm}",
+         final_norm),
+    Step("07-logits", "5fdf0ae1", "the output projection: logits",
+         "output_weight: output.weight, or tok_embeddings.weight when tied, [vocab_size, dim] bf16.\n"
+         "logits: h_norm times output_weight transposed, then converted to float32: [seqlen, vocab_size].",
+         "output_weight：output.weight；tied 时为 tok_embeddings.weight，[vocab_size, dim] bf16。\n"
+         "logits：h_norm 乘以 output_weight 的转置，再转为 float32：[seqlen, vocab_size]。",
+         "{'h_norm': h_norm, 'logits': logits}",
+         logits),
+    Step("07-next-token", "d63d7761", "probabilities and the greedy token",
+         "probs: the softmax of the last position's logits, [vocab_size] float32.\n"
+         "next_token: the id of the largest logit of the last position, a tensor of shape [] (greedy decoding).",
+         "probs：最后一个位置的 logits 的 softmax，[vocab_size] float32。\n"
+         "next_token：最后一个位置最大 logit 的 id，形状为 [] 的张量（贪心解码）。",
+         "{'logits': logits, 'probs': probs, 'next_token': next_token}",
+         next_token),
+]

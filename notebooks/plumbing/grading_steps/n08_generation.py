@@ -1,0 +1,209 @@
+"""Notebook 08's graded steps: generation as Meta's ``Llama3.generate`` does it (llama_models/llama3/generation.py),
+around ``Transformer.forward`` with the key/value caches of ``Attention`` (llama_models/llama3/model.py).
+
+- the key/value cache: the student's ``forward`` (the notebook's, calling the student's ``attention``) at
+  ``start_pos`` 0 on the prompt, then at ``start_pos`` ``seqlen`` on one token, against Meta's ``Transformer``
+  (:func:`plumbing.reference.transformer`) called the same way: the logits of both calls, and every layer's
+  ``cache_k`` and ``cache_v`` after the prompt;
+- the decode step: ``Llama3.generate``'s greedy choice ``torch.argmax(logits[:, -1], dim=-1)`` on the student's own
+  prefill logits, and its call ``self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)`` for the new token:
+  the student's ``step_logits`` must be the student's own ``forward`` on that one token at position ``seqlen``
+  (their ``forward`` and ``attention`` are the previous step's, so a mistake there costs that step only);
+- the loop: the student's ``generate`` and Meta's ``Llama3.generate`` (greedy, :func:`plumbing.reference.generate`)
+  around the same constructed model, whose logits are a fixed function of the tokens and positions it is fed:
+  the same calls (tokens and ``start_pos`` of each), the same logits chosen from and the same ids, a stop token
+  kept and ``max_gen_len`` respected.
+
+Only the core path up to the loop's definition runs: the two greedy and sampled runs of 16 tokens that follow
+(minutes on a CPU) are not needed by any step.
+"""
+
+from __future__ import annotations
+
+from ..grading import Step, compare
+
+#: The constructed model's vocabulary: Meta's, so that the stop tokens (128001, 128008, 128009) are ids of it.
+VOCAB = 128256
+#: (prompt, max_gen_len, position of the stop token or None, the stop token): a stop after 4 new ids, none
+#: within max_gen_len, and a stop as the very first new id.
+PROBES = [([128000, 791, 4320, 374], 8, 7, 128009), ([128000, 9906], 3, None, None), ([128000], 5, 1, 128001)]
+
+
+def toy_logits(tokens, start_pos: int, stop_at, stop_token):
+    """The constructed model: logits [len(tokens), VOCAB] float32; the row of position p favours one id that
+    depends on p and on the token at p, or ``stop_token`` when p + 1 is ``stop_at`` (the next position)."""
+    import torch
+
+    ids = [int(t) for t in tokens]
+    out = torch.zeros(len(ids), VOCAB)
+    for i, t in enumerate(ids):
+        p = start_pos + i
+        favoured = stop_token if stop_at is not None and p + 1 == stop_at else 10 + (31 * t + 7 * p) % 1000
+        out[i, favoured] = 2.0
+        out[i, (favoured + 1) % VOCAB] = 1.0
+    return out
+
+
+def _caches(ns):
+    return [ns["cache_k"], ns["cache_v"]]
+
+
+def kv_cache_values(ns) -> dict:
+    """08-kv-cache's capture, in the student's kernel after the prefill: the prompt's logits, the caches' first
+    ``seqlen`` rows, and the logits of one more call of the student's ``forward`` for one token (the argmax) at
+    position ``seqlen``. The caches are restored afterwards: the notebook's own cells see them as they were."""
+    prompt = [int(t) for t in ns["prompt_tokens"]]
+    forward, seqlen = ns["forward"], len(prompt)
+    # Without the prefill's logits (its cell raised), call forward again: the stub raises NotImplementedError.
+    logits = ns["logits"] if "logits" in ns else forward(prompt, 0)
+    saved = [c.clone() for c in _caches(ns)]
+    values = {"prompt_tokens": prompt, "logits": logits, "cache_k": saved[0][:, :seqlen].clone(),
+              "cache_v": saved[1][:, :seqlen].clone()}
+    values["token"] = int(logits[-1].argmax())
+    try:
+        values["step_logits"] = forward([values["token"]], seqlen)
+    finally:
+        for cache, old in zip(_caches(ns), saved):
+            cache.copy_(old)
+    return values
+
+
+def decode_values(ns) -> dict:
+    """08-decode's capture, in the student's kernel after the decode cell: the values of the step, and the student's
+    own ``forward`` called as Meta's generate calls it (the argmax, alone, at position ``seqlen``); the caches are
+    restored afterwards."""
+    prompt, logits = ns["prompt_tokens"], ns["logits"]
+    saved = [c.clone() for c in _caches(ns)]
+    try:
+        again = ns["forward"]([int(logits[-1].argmax())], len(prompt))
+    finally:
+        for cache, old in zip(_caches(ns), saved):
+            cache.copy_(old)
+    return {"logits": logits, "next_token": ns["next_token"], "step_logits": ns["step_logits"], "again": again}
+
+
+def generate_values(generate) -> dict:
+    """08-generate's capture, in the student's kernel: the student's ``generate`` around the constructed model,
+    greedy, for each of :data:`PROBES`: the ids, the logits chosen from, and the calls of the model."""
+    runs = []
+    for prompt, max_gen_len, stop_at, stop_token in PROBES:
+        calls = []
+
+        def model(tokens, start_pos, calls=calls, stop_at=stop_at, stop_token=stop_token):
+            calls.append((int(start_pos), [int(t) for t in tokens]))
+            return toy_logits(tokens, int(start_pos), stop_at, stop_token)
+
+        ids, chosen_from = generate(model, list(prompt), max_gen_len, lambda last_logits: last_logits.argmax().item())
+        runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls})
+    return {"runs": runs}
+
+
+def kv_cache(v, ctx):
+    import torch
+
+    from ..reference import transformer
+
+    prompt, token = v["prompt_tokens"], v["token"]
+    seqlen = len(prompt)
+    model = transformer(ctx.checkpoint, max_seq_len=seqlen + 1)  # Meta's Transformer, caches for seqlen + 1 positions
+    with torch.inference_mode():
+        logits = model(torch.tensor([prompt]), 0)[0]  # Meta: Transformer.forward(tokens, start_pos=0)
+        cache_k = torch.stack([layer.attention.cache_k[0, :seqlen] for layer in model.layers])
+        cache_v = torch.stack([layer.attention.cache_v[0, :seqlen] for layer in model.layers])
+        step_logits = model(torch.tensor([[token]]), seqlen)[0]  # one token at start_pos = seqlen, with the cache
+    return (compare("prefill logits (start_pos 0)", v["logits"], logits)
+            + compare("cache_k after the prefill", v["cache_k"], cache_k)
+            + compare("cache_v after the prefill", v["cache_v"], cache_v)
+            + compare(f"logits of one token at start_pos {seqlen}", v["step_logits"], step_logits))
+
+
+def decode(v, ctx):
+    import torch
+
+    expected = int(torch.argmax(v["logits"][None, -1], dim=-1)[0])  # Meta's greedy step on the student's logits
+    ours = v["next_token"]
+    if isinstance(ours, torch.Tensor) and ours.numel() == 1 and not ours.is_floating_point():
+        ours = int(ours)
+    problems = compare("next_token", ours, expected)
+    found = compare("step_logits", v["step_logits"], v["again"])
+    if found:
+        problems += found + ["(step_logits must be forward([next_token], start_pos=seqlen): the new token alone, "
+                             "at the first position after the prompt, as Meta's generate calls the model)"]
+    return problems
+
+
+def _meta_toy(prompt, max_gen_len, stop_at, stop_token, calls):
+    """The constructed model as a Meta ``Transformer`` (``Llama3.generate`` runs only those as text models)."""
+    import types
+
+    import torch
+
+    from ..reference import meta_model_code
+
+    class Toy(meta_model_code().Transformer):
+        def __init__(self):
+            torch.nn.Module.__init__(self)
+            self.params = types.SimpleNamespace(max_seq_len=len(prompt) + max_gen_len, max_batch_size=1,
+                                                vocab_size=VOCAB)
+
+        def forward(self, tokens, start_pos):  # Meta calls self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)
+            calls.append((int(start_pos), tokens[0].tolist()))
+            return toy_logits(tokens[0].tolist(), int(start_pos), stop_at, stop_token)[None]
+
+    return Toy()
+
+
+def _calls(name, ours, expected) -> list[str]:
+    """The first call of the model that differs from Meta's, as (start_pos, tokens)."""
+    for i, (a, b) in enumerate(zip(ours, expected)):
+        if list(a) != list(b):
+            return [f"{name}: call {i + 1} of the model got start_pos {a[0]} and tokens {a[1]}, "
+                    f"Meta's generate gives start_pos {b[0]} and tokens {b[1]}"]
+    if len(ours) != len(expected):
+        return [f"{name}: {len(ours)} calls of the model, Meta's generate makes {len(expected)}"]
+    return []
+
+
+def generate(v, ctx):
+    import torch
+
+    from ..reference import generate as meta_generate
+
+    problems = []
+    for (prompt, max_gen_len, stop_at, stop_token), ours in zip(PROBES, v["runs"]):
+        calls = []
+        model = _meta_toy(prompt, max_gen_len, stop_at, stop_token, calls)
+        ids = meta_generate(None, prompt, temperature=0, max_gen_len=max_gen_len, model=model)  # Llama3.generate
+        chosen = torch.stack([toy_logits(tokens, start, stop_at, stop_token)[-1] for start, tokens in calls])
+        name = f"prompt {prompt}, max_gen_len {max_gen_len}"
+        problems += (_calls(name, ours["calls"], calls)
+                     + compare(f"{name}: new ids", ours["ids"], ids)
+                     + compare(f"{name}: logits chosen from", ours["chosen_from"], chosen))
+    return problems
+
+
+STEPS = [
+    Step("08-kv-cache", "351af837", "the key/value cache",
+         "Write xk and xv into rows start_pos ... start_pos + seqlen - 1 of layer `layer`'s cache_k and cache_v;\n"
+         "keys and values: rows 0 ... start_pos + seqlen - 1 of those caches, through repeat_kv.",
+         "把 xk 和 xv 写入第 `layer` 层 cache_k 和 cache_v 的第 start_pos … start_pos + seqlen - 1 行；\n"
+         "keys 和 values：这两个缓存的第 0 … start_pos + seqlen - 1 行，经过 repeat_kv。",
+         "__import__('plumbing.grading_steps.n08_generation', fromlist=['kv_cache_values']).kv_cache_values(globals())",
+         kv_cache, after="beba54b1", points=2),
+    Step("08-decode", "d7438472", "decode: one new position",
+         "next_token: the id (an int) of the largest logit of the prefill's last position (greedy).\n"
+         "step_logits: forward on that one token at start_pos = seqlen, [1, vocab_size] float32.",
+         "next_token：预填充最后一个位置上最大 logit 的 id（int，贪心）。\n"
+         "step_logits：对这一个词元、在 start_pos = seqlen 处调用 forward，[1, vocab_size] float32。",
+         "__import__('plumbing.grading_steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
+         decode),
+    Step("08-generate", "7f36e9ba", "the generation loop",
+         "The body of generate, as Meta's loop: tokens (the prompt, then each chosen id) and chosen_from (the logits\n"
+         "each id was chosen from: the last row of model's output). Each call of model gets only the tokens it has not\n"
+         "seen yet, with start_pos the position of the first of them; stop after max_gen_len ids or a stop token (kept).",
+         "generate 的函数体，照 Meta 的循环：tokens（提示词，再接上每个选出的 id）和 chosen_from（选出每个 id 所依据的\n"
+         "logits，即 model 输出的最后一行）。每次调用 model 只输入它还没见过的词元，start_pos 为其中第一个词元的位置；\n"
+         "生成 max_gen_len 个 id 后，或生成停止词元（保留它）后停止。",
+         "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
+         generate),
+]
