@@ -14,7 +14,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: student grade classroom run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
+.PHONY: student grade classroom slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -45,6 +45,19 @@ run: standin
 ## English in site/, Chinese in site/zh/ (the same notebooks, their text translated from locale/zh_CN/)
 html: $(STAMP)
 	$(PY) tools/build_site.py
+
+## slides: every notebook as a reveal.js slide deck (tools/slides.py), from the committed notebooks, which carry their
+## outputs: build/slides/NN_name.slides.html, the Chinese ones in build/slides/zh/; reveal.js and MathJax copied beside
+## them from PyPI packages (nothing loaded from outside: open a deck from disk). `make html` puts them into the site too
+slides: $(STAMP)
+	$(PY) tools/slides.py
+
+## pdf: the whole series printed, one PDF per edition (tools/build_pdf.py: the site's pages through Sphinx's singlehtml
+## and headless Chromium), from the committed notebooks, which carry their outputs: build/pdf/llama3-step-by-step.pdf and
+## build/pdf/llama3-step-by-step.zh-CN.pdf. Needs Chromium and a CJK font (Debian: apt install chromium fonts-wqy-microhei);
+## `make html` prints them into the site too (site/pdf/ and site/zh/pdf/)
+pdf: $(STAMP)
+	$(PY) tools/build_pdf.py --src notebooks
 
 ## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/, which re-runs strict
 ## nbval on a representative part of the CPU matrix (tests/test_reproducibility.py). The Chinese notebooks are not run

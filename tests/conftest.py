@@ -14,7 +14,7 @@ import i18n
 import plumbing
 import run_notebooks
 from run_notebooks import execute_notebook
-from site_helpers import HOME, STEMS, TINY_ZH, source_folder, tiny_notebook
+from site_helpers import HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,7 +127,7 @@ def site(executed, tmp_path_factory) -> Path:
     """The site, both editions, built from the series in a temporary folder; prints its size and export time."""
     out = tmp_path_factory.mktemp("site") / "site"
     start = time.perf_counter()
-    editions = build_site.build_editions(executed, out, home=HOME)
+    editions = built(build_site.build_editions, executed, out, home=HOME)
     seconds = time.perf_counter() - start
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
@@ -147,7 +147,7 @@ def tiny_site(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("tiny")
     nbformat.write(tiny_notebook(), folder / "01_tiny.ipynb")
     out = folder / "site"
-    build_site.build(folder, out, home=folder, stems=["01_tiny"], docs=None)
+    built(build_site.build, folder, out, home=folder, stems=["01_tiny"], docs=None)
     return out
 
 
@@ -172,7 +172,7 @@ def tiny_editions(tmp_path_factory) -> Path:
         i18n.write_catalogue(catalogue, i18n.catalogue_path(folder / "01_tiny.ipynb"))
         i18n.write_catalogue(i18n.extract(folder / "02_tiny.ipynb"), i18n.catalogue_path(folder / "02_tiny.ipynb"))
         out = folder / "site"
-        build_site.build_editions(folder, out, home=folder, stems=["01_tiny", "02_tiny"], docs=docs)
+        built(build_site.build_editions, folder, out, home=folder, stems=["01_tiny", "02_tiny"], docs=docs)
     return out
 
 

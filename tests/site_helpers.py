@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import build_pdf
 import build_site
 import i18n
 import plumbing
@@ -44,6 +45,15 @@ def unavailable(reason: str):
         pytest.fail(f"{reason}. CI is set, so the tests of the HTML site must run.")
     warnings.warn(f"test of the HTML site skipped: {reason}", stacklevel=2)
     pytest.skip(reason)
+
+
+def built(build, *args, **kwargs):
+    """``build(*args, **kwargs)``, a build of the site, which prints its PDFs (tools/build_pdf.py): skipped with the
+    reason when this machine has no Chromium or no Chinese font to print them with (failed when CI is set)."""
+    try:
+        return build(*args, **kwargs)
+    except build_pdf.PrintUnavailable as e:
+        unavailable(str(e))
 
 
 def cells(path: Path) -> list[tuple]:

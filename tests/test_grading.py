@@ -10,6 +10,7 @@ is what tools/student.py writes, and the visible checks cannot be edited into po
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -220,3 +221,10 @@ def test_classroom_workflow_is_up_to_date_with_one_test_per_step():
     reporter = steps[-1]
     assert reporter["with"]["runners"].split(",") == [g["id"] for g in graders]
     assert set(reporter["env"]) == {f"{g['id'].upper()}_RESULTS" for g in graders}
+
+
+def test_instructor_guides_list_every_step_with_its_points():
+    for name in ("instructor.md", "instructor.zh-CN.md"):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        rows = dict(re.findall(r"^\| \d\d_\w+ \| `([\w-]+)` \| .* \| (\d+) \|$", text, re.M))
+        assert rows == {s.grade_id: str(s.points) for steps in STEPS.values() for s in steps}, name

@@ -31,13 +31,18 @@ Writes:
     launch menu that opens the page's notebook in the repository, ``notebooks/`` or ``notebooks/zh/``,
     in Google Colab and on Binder: the address is ``[project.urls] Repository`` of pyproject.toml),
     ``docs/errata.html``, ``docs/instructor.html``, search, and the theme's and MathJax's files in ``_static/``; the same for the
-    Chinese edition under ``zh/``. Nothing is loaded from outside ``--out`` (links lead out of it): the
-    site works from ``file://`` and from any static server.
+    Chinese edition under ``zh/``. The notebooks' reveal.js slide decks (tools/slides.py): ``slides/NN_name.slides.html``
+    and ``zh/slides/NN_name.slides.html``, reveal.js and MathJax for them in ``slides/_static/``. The series
+    printed, one PDF per edition (tools/build_pdf.py, headless Chromium): ``pdf/llama3-step-by-step.pdf`` and
+    ``zh/pdf/llama3-step-by-step.zh-CN.pdf``.
+    Nothing is loaded from outside ``--out`` (links lead out of it): the site works from ``file://`` and from
+    any static server.
 Raises:
     SiteError (printed as one line, exit status 2): a notebook of the series missing from ``--src`` or
     never executed, a markdown image that is missing, empty, outside the repository or remote, any
-    Sphinx warning (a notebook without the ``llama3`` run metadata among them), or an ``--out`` folder
-    that holds something other than a site.
+    Sphinx warning (a notebook without the ``llama3`` run metadata among them), an ``--out`` folder
+    that holds something other than a site. Without a Chromium or a Chinese font to print the PDFs with, the
+    site is built without them (one note says what to install) and its home pages do not link them.
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import build_pdf
 import i18n
 import plumbing
+import slides
 from site_stage import BOOK, DOCS, EDITIONS, REPO_ROOT, Edition, SiteError, doc_pages, errata_page, page_names, served_files, \
     source_files, stage_files, translated, write_files
 
@@ -61,7 +68,7 @@ __all__ = ["EDITIONS", "DOCS", "SiteError", "build", "build_editions", "doc_page
 
 
 def sphinx_command(srcdir: Path, outdir: Path, edition: Edition, other: dict | None = None, verbose: bool = False,
-                   python: str = sys.executable) -> list[str]:
+                   python: str = sys.executable, tags: tuple[str, ...] = ()) -> list[str]:
     """The command line that builds ``srcdir`` into ``outdir`` as HTML, with tools/book/conf.py.
 
     ``-E -a``: a fresh build of every page; ``-W --keep-going``: every warning is an error, all of them
@@ -74,6 +81,8 @@ def sphinx_command(srcdir: Path, outdir: Path, edition: Edition, other: dict | N
     command = [python, "-m", "sphinx", "-b", "html", "-c", str(BOOK), "-d", str(outdir.parent / "doctrees"),
                "-E", "-a", "-W", "--keep-going", "--no-color"]
     command += [] if verbose else ["-q"]
+    for tag in tags:  # ``pdf``: the site holds the printed series, and the home pages link it (``{only} pdf``)
+        command += ["-t", tag]
     for name, value in settings:
         command += ["-D", f"{name}={value}"]
     return command + [str(srcdir), str(outdir)]
@@ -98,7 +107,8 @@ def finish_sphinx(process: subprocess.Popen, log: Path) -> None:
         raise SiteError(f"Sphinx warned or stopped (the site treats warnings as errors):\n{text}")
 
 
-def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: dict[Edition, dict | None]) -> dict[Edition, Path]:
+def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: dict[Edition, dict | None],
+              tags: tuple[str, ...] = ()) -> dict[Edition, Path]:
     """Build every staged edition at once (one ``python -m sphinx`` each, side by side), each in its own
     folder ``work/<language>/``: ``src/`` the staged files, ``html/`` the pages (then the staged files that
     the site serves as they are, :func:`site_stage.served_files`); return edition -> ``html/``.
@@ -110,7 +120,7 @@ def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: di
     for edition, files in staged.items():
         folder = work / edition.language
         write_files(source_files(files), folder / "src")
-        command = sphinx_command(folder / "src", folder / "html", edition, others[edition], verbose)
+        command = sphinx_command(folder / "src", folder / "html", edition, others[edition], verbose, tags=tags)
         running[edition] = start_sphinx(command, folder / "sphinx.log", verbose)
     try:
         for edition, process in running.items():
@@ -203,11 +213,22 @@ def build_editions(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", s
     for edition in editions:
         other = [e for e in editions if e is not edition]
         others[edition] = other_edition(edition, root, other[0], pages[other[0].language]) if other else None
+    try:  # the printed series needs a Chromium (and a Chinese font); without them the site has no PDFs
+        build_pdf.find_chromium()
+        build_pdf.check_cjk_font(languages)
+        printed = True
+    except build_pdf.PrintUnavailable as e:
+        print(f"note: the site is built without its PDFs: {e}", file=sys.stderr)
+        printed = False
     with tempfile.TemporaryDirectory(prefix="llama3-site-") as work:
-        built = build_all({e: staged[e.language] for e in editions}, Path(work), verbose, others)
+        built = build_all({e: staged[e.language] for e in editions}, Path(work), verbose, others,
+                          ("pdf",) if printed else ())
         site = built[root]
         for edition in editions[1:]:
             shutil.move(built[edition], site / edition.folder)
+        slides.site_decks(src, site, {e.language: (e.folder, included[e.language]) for e in editions})  # tools/slides.py
+        if printed:
+            build_pdf.site_pdfs(staged, included, stems, site, verbose)  # tools/build_pdf.py: pdf/*.pdf, Chromium's print
         replace(out, site)
     return {e.language: [out / e.folder / f"{name}.html" for name in pages[e.language]] for e in editions}
 

@@ -44,11 +44,14 @@ Raises:
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
+import html
 import importlib.util
 import os
 import re
 import shutil
+import struct
 import sys
 import time
 import unicodedata
@@ -57,9 +60,11 @@ from pathlib import Path
 import nbformat
 
 import plumbing
+from plumbing.grading import without_markers
 from site_stage import EDITIONS, REPO_ROOT, SiteError, edition_notebook
 
-__all__ = ["SlidesError", "slideshow", "strip_markers", "build", "site_decks", "deck_name", "copy_assets"]
+__all__ = ["SlidesError", "build", "site_decks", "slideshow", "split_markdown", "table_code", "write_deck", "deck_name",
+           "copy_assets", "reveal_dir", "mathjax_dir"]
 
 TEMPLATES = Path(__file__).resolve().parent / "slides_template"
 TEMPLATE = "llama3_slides"
@@ -74,15 +79,23 @@ MATHJAX_FILE = "es5/tex-svg-full.js"  # TeX input, SVG output: no font files to 
 SKIPPED_IDS = {"colab-link", "colab-setup"}
 SOLUTION = "solution"
 DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$")  # "## Deep dives", "## 深入探讨 · Deep dives"
-MARKER = re.compile(r"^\s*#+\s*(?:BEGIN|END) SOLUTION\s*$")  # nbgrader's delimiters, as comment lines
 
-# How much fits on one slide, in lines of body text (24 px text in a 720 px high deck). Estimates; the
-# template's script shrinks or scrolls a slide that is taller after all.
-BUDGET = 17.0
-CHARS_PER_LINE = 95  # characters of prose per line (a CJK character counts twice)
-CODE_LINE = 0.62  # a line of code or output, in lines of body text
-CODE_CHARS = 118  # characters per line of code before it wraps
-FIGURE = 12.0  # a figure (an attachment or an image output)
+# How much fits on one slide: estimates in CSS pixels of the deck (the sizes of the template's llama3_slides.css);
+# the template's script shrinks, then scrolls, a slide that is taller after all.
+BUDGET = 650  # of the deck's 720
+LINE = 35  # a line of text: 24 px, line height 1.45
+GAP = 14  # between paragraphs
+CHARS_PER_LINE = 108  # characters of prose per line (a CJK character counts as WIDE_CHAR)
+WIDE_CHAR = 2.2
+HEADINGS = {1: 92, 2: 62, 3: 55}  # a heading of level 1, 2, 3 with its margins
+CODE_LINE = 22  # a line of code or output: 17 px, line height 1.3
+CODE_CHARS = 112  # characters per line of code before it wraps
+CODE_BOX = 30  # the frame around a cell's code
+OUTPUT_BOX = 10
+TABLE_ROW = 32
+MATH_ROW = 55  # a row of a display formula
+WIDE = 1216  # the width of a slide's content
+FIGURE_HEIGHT = (430, 470)  # the tallest a figure is shown: in markdown, in an output (CSS max-height)
 MAX_OUTPUT_LINES = 24  # an output longer than this is counted as this (the slide scrolls)
 
 
@@ -91,6 +104,8 @@ class SlidesError(SiteError):
 
 
 # --------------------------------------------------------------------------- which cell goes on which slide
+# Pure functions: they read and write no file, change none of their arguments and raise nothing of their own
+# (except slideshow(), which says so).
 
 
 def deep_dives_start(cells: list) -> int:
@@ -105,16 +120,9 @@ def is_skipped(cell, index: int, deep: int) -> bool:
     return index >= deep or cell.get("id") in SKIPPED_IDS or SOLUTION in cell.metadata.get("tags", [])
 
 
-def strip_markers(source: str) -> str:
-    """``source`` without nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines."""
-    lines = source.split("\n")
-    kept = [line for line in lines if not MARKER.match(line)]
-    return source if len(kept) == len(lines) else "\n".join(kept)
-
-
-def text_width(text: str) -> int:
-    """Width of ``text`` in columns: a wide (CJK) character counts twice."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+def text_width(text: str) -> float:
+    """Width of ``text`` in characters of Latin prose: a wide (CJK) character counts as :data:`WIDE_CHAR`."""
+    return sum(WIDE_CHAR if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def blocks(markdown: str) -> list[str]:
@@ -137,45 +145,67 @@ def blocks(markdown: str) -> list[str]:
     return out
 
 
-def block_height(block: str) -> float:
-    """Estimated height of one markdown block, in lines of body text."""
+def png_size(data) -> tuple[int, int]:
+    """Width and height of a base64 PNG (a cell attachment or an output), from its header; (0, 0) if not a PNG."""
+    try:
+        head = base64.b64decode("".join(data) if isinstance(data, list) else data)[:24]
+    except (ValueError, TypeError):
+        return 0, 0
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return 0, 0
+    return struct.unpack(">II", head[16:24])
+
+
+def figure_height(width: int, height: int, tallest: int) -> float:
+    """Height a figure of ``width`` x ``height`` pixels is shown at: narrowed to the slide, at most ``tallest``."""
+    if not width or not height:
+        return tallest
+    return min(height * min(1.0, WIDE / width), tallest) + 10
+
+
+def block_height(block: str, images: dict | None = None) -> float:
+    """Estimated height of one markdown block in CSS pixels; ``images``: attachment name -> its PNG's size."""
     lines = block.split("\n")
     first = lines[0].strip()
     if first.startswith("```"):
-        return 1.0 + CODE_LINE * len(lines)
+        return 20 + CODE_LINE * len(lines)
     if first.startswith("$$"):
-        return 1.5 + 2.0 * (1 + block.count("\\\\"))
+        return 20 + MATH_ROW * (1 + block.count("\\\\"))
     if first.startswith("#"):
-        return 2.0
-    height = FIGURE * len(re.findall(r"!\[[^\]]*\]\([^)]*\)", block))
+        return HEADINGS.get(len(first) - len(first.lstrip("#")), LINE)
+    figures = re.findall(r"!\[[^\]]*\]\(([^)]*)\)", block)
+    height = sum(figure_height(*(images or {}).get(src.removeprefix("attachment:"), (0, 0)), FIGURE_HEIGHT[0])
+                 for src in figures)
     if first.startswith("|"):
-        return height + 1.3 * len(lines)
+        return height + TABLE_ROW * (len(lines) - 1) + GAP
     prose = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", block)
     prose = re.sub(r"\]\([^)]*\)", "]", prose)  # a link shows its words, not its address
-    items = re.split(r"\n(?=\s*(?:\d+\.|[-*])\s)", prose)  # each list item starts a line
-    return height + 0.4 + sum(max(1, -(-text_width(" ".join(i.split())) // CHARS_PER_LINE)) for i in items if i.strip())
+    items = [i for i in re.split(r"\n(?=\s*(?:\d+\.|[-*])\s)", prose) if i.strip()]  # a list item starts a line
+    return height + GAP + sum(LINE * max(1, -(-text_width(" ".join(i.split())) // CHARS_PER_LINE)) for i in items)
 
 
-def markdown_height(markdown: str) -> float:
-    """Estimated height of a markdown cell, in lines of body text."""
-    return sum(block_height(b) for b in blocks(markdown))
+def markdown_height(markdown: str, images: dict | None = None) -> float:
+    """Estimated height of a markdown cell in CSS pixels (``images`` as for :func:`block_height`)."""
+    return sum(block_height(b, images) for b in blocks(markdown))
 
 
 def code_height(cell) -> float:
-    """Estimated height of a code cell, its code and outputs, in lines of body text."""
-    lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.split("\n"))
-    height, shown = 1.0 + CODE_LINE * lines, 0
+    """Estimated height of a code cell, its code and outputs, in CSS pixels."""
+    lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.rstrip("\n").split("\n"))
+    height, shown = CODE_BOX + CODE_LINE * lines, 0
     for output in cell.get("outputs", []):
         data = output.get("data", {})
-        if any(k.startswith("image/") for k in data):
-            height += FIGURE
+        if "image/png" in data:
+            height += figure_height(*png_size(data["image/png"]), FIGURE_HEIGHT[1])
+        elif any(k.startswith("image/") for k in data):
+            height += FIGURE_HEIGHT[1]
         else:
             text = output.get("text") or data.get("text/plain") or ""
             shown += len(("".join(text) if isinstance(text, list) else text).rstrip("\n").split("\n"))
-    return height + CODE_LINE * min(shown, MAX_OUTPUT_LINES)
+    return height + (OUTPUT_BOX + CODE_LINE * min(shown, MAX_OUTPUT_LINES) if shown else 0)
 
 
-def split_markdown(markdown: str, budget: float = BUDGET) -> list[str]:
+def split_markdown(markdown: str, budget: float = BUDGET, images: dict | None = None) -> list[str]:
     """``markdown`` as parts that each fit one slide: its blocks packed in order; a heading, and a block
     that ends with ``:``, stay with the block after them. One part when it fits whole."""
     parts, current, height = [], [], 0.0
@@ -190,7 +220,7 @@ def split_markdown(markdown: str, budget: float = BUDGET) -> list[str]:
     if pending:
         groups.append(pending)
     for group in groups:
-        h = sum(block_height(b) for b in group)
+        h = sum(block_height(b, images) for b in group)
         if current and height + h > budget:
             parts.append("\n\n".join(current))
             current, height = [], 0.0
@@ -214,6 +244,16 @@ def without_solution_pointer(markdown: str, words: set[str]) -> str:
     return "\n\n".join(kept) if len(kept) < len(blocks(markdown)) else markdown
 
 
+def table_code(markdown: str) -> str:
+    """``markdown`` with each code span of a table row that holds a ``|`` (``<|eot_id|>``) written as HTML: nbconvert's
+    Markdown (mistune) takes that ``|`` for a column border and shows the whole table as text."""
+    def code(m: re.Match) -> str:
+        return f"<code>{html.escape(m.group(1)).replace('|', '&#124;')}</code>" if "|" in m.group(1) else m.group(0)
+
+    return "\n".join(re.sub(r"`([^`\n]+)`", code, line) if line.lstrip().startswith("|") else line
+                     for line in markdown.split("\n"))
+
+
 def part_cell(cell, source: str, index: int):
     """A markdown cell holding ``source``, a part of ``cell``, with the attachments it shows."""
     part = copy.deepcopy(cell)
@@ -229,15 +269,18 @@ def part_cell(cell, source: str, index: int):
 
 
 def set_type(cell, slide_type: str) -> None:
-    cell.metadata.setdefault("slideshow", {})["slide_type"] = slide_type
+    """Set ``cell``'s ``metadata.slideshow.slide_type`` (the one function here that changes its argument)."""
+    cell.metadata["slideshow"] = nbformat.from_dict({**cell.metadata.get("slideshow", {}), "slide_type": slide_type})
 
 
 def slideshow(nb, budget: float = BUDGET) -> nbformat.NotebookNode:
     """A copy of the executed notebook ``nb`` with the slide metadata of its deck (see the module docstring).
 
     Reads and writes nothing; ``nb`` is left as it is. The copy's cells are ``nb``'s, in order, with
-    ``metadata.slideshow.slide_type`` set on each, the code cells' nbgrader markers removed and long
-    markdown cells cut into parts; its ``metadata.title`` is the title cell's heading.
+    ``metadata.slideshow.slide_type`` set on each (``slide``: the title and each ``##`` heading; ``subslide``:
+    a step below it; ``-``: a cell that joins the step before it, when both fit on one slide; ``skip``), the
+    code cells' nbgrader markers removed and long markdown cells cut into parts; its ``metadata.title`` is
+    the title cell's heading.
 
     Raises:
         SlidesError: the notebook has no cell to show.
@@ -246,25 +289,21 @@ def slideshow(nb, budget: float = BUDGET) -> nbformat.NotebookNode:
     deep = deep_dives_start(out.cells)
     words = solution_words(out.cells)
     cells, title_seen = [], False
-    room = 0.0  # what is left on the current slide for a code cell to join it
+    room, last = 0.0, None  # what is left on the current slide, and the kind of its last cell
     for index, cell in enumerate(out.cells):
-        if is_skipped(cell, index, deep):
+        if is_skipped(cell, index, deep) or cell.cell_type not in ("code", "markdown"):
             set_type(cell, "skip")
             cells.append(cell)
             continue
         if cell.cell_type == "code":
-            cell.source = strip_markers(cell.source)
+            cell.source = without_markers(cell.source)  # nbgrader's lines, for the student edition
             height = code_height(cell)
-            set_type(cell, "-" if height <= room else "subslide")
-            room = (room if height <= room else budget) - height
+            joins = height <= room
+            set_type(cell, "-" if joins else "subslide")
+            room, last = (room if joins else budget) - height, "code"
             cells.append(cell)
             continue
-        if cell.cell_type != "markdown":
-            set_type(cell, "subslide")
-            cells.append(cell)
-            room = 0.0
-            continue
-        source = without_solution_pointer(cell.source, words)
+        source = table_code(without_solution_pointer(cell.source, words))
         first = source.lstrip().split("\n")[0]
         if not title_seen and first.startswith("# "):
             title_seen = True
@@ -272,15 +311,23 @@ def slideshow(nb, budget: float = BUDGET) -> nbformat.NotebookNode:
             kind = "slide"
         else:
             kind = "slide" if first.startswith("## ") else "subslide"
-        parts = split_markdown(source, budget)
+        images = {name: png_size(data.get("image/png", "")) for name, data in (cell.get("attachments") or {}).items()}
+        height = markdown_height(source, images)
+        if kind == "subslide" and last == "markdown" and height <= room:  # prose that goes on (the next exercise)
+            cell.source = source
+            set_type(cell, "-")
+            cells.append(cell)
+            room -= height
+            continue
+        parts = split_markdown(source, budget, images)
         for n, part in enumerate(parts):
             piece = cell if len(parts) == 1 else part_cell(cell, part, n)
             piece.source = part
             set_type(piece, kind if n == 0 else "subslide")
             cells.append(piece)
-        room = budget - markdown_height(parts[-1]) if parts else 0.0
+        room, last = (budget - markdown_height(parts[-1], images) if parts else 0.0), "markdown"
     out.cells = cells
-    if not any(c.metadata.slideshow.slide_type != "skip" for c in cells):
+    if all(c.metadata.slideshow.slide_type == "skip" for c in cells):
         raise SlidesError("the notebook has no cell to show on a slide")
     return out
 
@@ -353,7 +400,8 @@ def deck_name(stem: str) -> str:
 
 
 def exporter():
-    """nbconvert's slides exporter with this project's template, the deck's size and no prompts."""
+    """nbconvert's slides exporter with this project's template (tools/slides_template/, read when it exports),
+    the deck's size, and no execution prompts."""
     from nbconvert import SlidesExporter
 
     exp = SlidesExporter(extra_template_basedirs=[str(TEMPLATES)], template_name=TEMPLATE,
@@ -405,6 +453,8 @@ def executed(path: Path) -> nbformat.NotebookNode:
 
 def edition_decks(src: Path, stems: list[str], language: str) -> tuple[dict[str, nbformat.NotebookNode], list[str]]:
     """The notebooks of ``language``'s decks, stem -> notebook, and the stems left out (translation incomplete).
+
+    Reads ``src/NN_name.ipynb`` and, for a translated edition, its catalogue (tools/i18n.py).
 
     Raises:
         SlidesError: see :func:`executed`.
@@ -497,6 +547,7 @@ def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" /
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``make slides``: :func:`build` with the command line's folders; exit status 2 with one line on a SlidesError."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=REPO_ROOT / "notebooks",
                         help="folder of executed NN_*.ipynb (default notebooks/, which carry their outputs)")
