@@ -84,6 +84,7 @@ def test_student_edition_has_stubs_and_no_solutions():
             nb = nbformat.read(target / SERIES[number].name, as_version=4)
             text = json.dumps(nb.cells, ensure_ascii=False)
             assert '"solution"' not in json.dumps([c.metadata.get("tags", []) for c in nb.cells])
+            assert not student.SOLUTION_LINE.search("\n".join(c.source for c in nb.cells if c.cell_type == "markdown"))
             assert "**Solution**" not in text and "**解答**" not in text
             assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
             for s in STEPS[number]:
@@ -131,7 +132,7 @@ def test_bad_input_is_one_clear_error(tmp_path):
     with pytest.raises(plumbing.Llama3Error, match="no notebook"):
         grading.grade(tmp_path / "03_rmsnorm.ipynb")
     other = tmp_path / "homework.ipynb"
-    other.write_text("{}")
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), other)
     with pytest.raises(plumbing.Llama3Error, match="not a notebook of the series"):
         grading.grade(other)
     broken = tmp_path / "03_rmsnorm.ipynb"
@@ -228,3 +229,19 @@ def test_instructor_guides_list_every_step_with_its_points():
         text = (ROOT / "docs" / name).read_text(encoding="utf-8")
         rows = dict(re.findall(r"^\| \d\d_\w+ \| `([\w-]+)` \| .* \| (\d+) \|$", text, re.M))
         assert rows == {s.grade_id: str(s.points) for steps in STEPS.values() for s in steps}, name
+
+
+@pytest.mark.notebook
+def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, standin_dir):
+    """A learning platform's download: another file name, cells saved without ids (nbformat 4.4); one step loops."""
+    nb = mistaken(SERIES["03"], {"03-gain": ("token_embeddings = normed * attention_norm_weight",
+                                             "token_embeddings = normed * attention_norm_weight\nwhile True:\n    pass")})
+    for cell in nb.cells:
+        cell.pop("id", None)
+    nb.nbformat_minor = 4
+    path = tmp_path / "alice_1234_03_rmsnorm.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    report = grading.grade(path, timeout=40)
+    assert report.series == "03_rmsnorm.ipynb"
+    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "passed", "03-gain": "failed"}, report.text()
+    assert "ran longer than 40 s" in report.results[-1].detail

@@ -51,7 +51,9 @@ NOTE = {
            "在你替换那一行之前会抛出 `NotImplementedError`。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
            "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"),
 }
-SOLUTION_LINE = re.compile(r"^.*(\*\*Solution\*\*|\*\*解答\*\*).*\n?", re.M)
+#: The lines that say where the exercises' solutions are (both languages)
+SOLUTION_LINE = re.compile(r"^.*(\*\*Solution\*\*|\*\*解答\*\*|followed by its solution|hidden below its exercise"
+                           r"|跟着它的解答|解答都折叠).*\n?", re.M)
 
 
 class StudentError(Exception):

@@ -44,6 +44,8 @@ MARKER = re.compile(r"^(?P<indent>[ \t]*)### (?P<which>BEGIN|END) SOLUTION[ \t]*
 FORBIDDEN_MODULES = ("llama_models", "transformers", "plumbing.reference")
 #: The stub's exception: a step whose cell raises it was not attempted.
 NOT_ATTEMPTED = "NotImplementedError"
+#: Seconds a cell may run before it is interrupted (its step then fails): the series' slowest cell takes a few seconds.
+TIMEOUT = 120
 #: Where the capture cells write; set by :func:`grade` for the kernel.
 CAPTURE_ENV = "LLAMA3_GRADE_CAPTURE"
 
@@ -272,16 +274,21 @@ def _detached(value):
     return value
 
 
-def series_notebook(path: Path) -> Path:
-    """The series' notebook whose steps ``path`` has, by its name (``03_rmsnorm.ipynb`` in any folder)."""
+def series_notebook(path: Path, nb=None) -> Path:
+    """The series' notebook whose steps ``path`` has: by its name (``03_rmsnorm.ipynb`` in any folder), else by the
+    ``grade_id`` of its graded cells (a file renamed by a learning platform's download, ``alice_03_rmsnorm.ipynb``)."""
     from .paths import series_notebooks
 
-    for nb in series_notebooks():
-        if path.name == nb.name:
-            return nb
-    names = ", ".join(nb.name for nb in series_notebooks())
-    raise Llama3Error(f"{path.name} is not a notebook of the series; a student's notebook keeps its name "
-                      f"({names})")
+    for series in series_notebooks():
+        if path.name == series.name:
+            return series
+    numbers = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")[:3] for c in (nb.cells if nb else [])}
+    found = [series for series in series_notebooks() if f"{series.stem[:2]}-" in numbers]
+    if len(found) == 1:
+        return found[0]
+    names = ", ".join(series.name for series in series_notebooks())
+    raise Llama3Error(f"{path.name} is not a notebook of the series: its name is none of {names}, and its graded cells "
+                      "(nbgrader metadata) do not name one notebook")
 
 
 def steps_of(series: Path) -> list[Step]:
@@ -289,12 +296,6 @@ def steps_of(series: Path) -> list[Step]:
     from .grading_steps import STEPS
 
     return list(STEPS.get(series.stem[:2], []))
-
-
-def _core_cells(nb, steps: list[Step]) -> list:
-    """The cells to run: from the top to the last step's capture cell."""
-    last = max((i for i, c in enumerate(nb.cells) if c.get("id") in {s.after or s.cell for s in steps}), default=-1)
-    return list(nb.cells[: last + 1])
 
 
 def _error_of(cell) -> tuple[str, str] | None:
@@ -312,34 +313,41 @@ def _kernel_config():
         yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
-def execute(nb, folder: Path, capture_dir: Path, timeout: int = 600):
-    """Run ``nb`` in a fresh kernel started in ``folder``, every cell even after an error; returns it."""
+def execute(nb, folder: Path, capture_dir: Path, timeout: int = TIMEOUT) -> str:
+    """Run ``nb`` in a fresh kernel started in ``folder``, every cell even after an error; a cell that runs longer
+    than ``timeout`` seconds is interrupted (its output is the interruption) and the run goes on. Returns ``""``,
+    or why the run stopped early (the kernel died)."""
     from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
 
     drop = ("LLAMA3_PROMPT", "LLAMA3_EXPORT_DIR")  # the default prompt, nothing written; LLAMA3_DIR stays
     env = {**{k: v for k, v in os.environ.items() if k not in drop}, CAPTURE_ENV: str(capture_dir), "MPLBACKEND": "agg"}
     with _kernel_config() as config:
         client = NotebookClient(nb, config=config, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                record_timing=False, resources={"metadata": {"path": str(folder)}})
-        client.execute(env=env)
-    return nb
+                                interrupt_on_timeout=True, record_timing=False,
+                                resources={"metadata": {"path": str(folder)}})
+        try:
+            client.execute(env=env)
+        except DeadKernelError as e:  # out of memory, os._exit(), ...
+            return f"the kernel died ({str(e).splitlines()[0] if str(e) else 'no message'})"
+    return ""
 
 
-def grade(path: str | os.PathLike, checkpoint=None, timeout: int = 600) -> Report:
+def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> Report:
     """Run the student's notebook ``path`` and grade each of its steps.
 
     Args:
         path: a notebook of the student edition (or any copy of a series notebook, which gets full marks),
-            named as in the series (``03_rmsnorm.ipynb``).
+            named as in the series (``03_rmsnorm.ipynb``) or holding its graded cells.
         checkpoint: the checkpoint the checks use (default: the one the notebooks open, ``LLAMA3_DIR`` or the
             stand-in).
-        timeout: seconds allowed per cell.
+        timeout: seconds allowed per cell; a longer cell is interrupted, and its step fails.
 
     Returns:
         A :class:`Report`.
 
     Raises:
-        Llama3Error: ``path`` is missing, not a notebook, or not named as a notebook of the series.
+        Llama3Error: ``path`` is missing, not a notebook, or not a notebook of the series.
     """
     import nbformat
     import torch
@@ -350,41 +358,63 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = 600) -> Repor
     path = Path(path)
     if not path.is_file():
         raise Llama3Error(f"no notebook at {display_path(path)}; give the path of the student's .ipynb file")
-    series = series_notebook(path)
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as e:
         raise Llama3Error(f"{display_path(path)} is not a readable notebook ({type(e).__name__}: {e})") from None
+    series = series_notebook(path, nb)
     steps = steps_of(series)
     report = Report(display_path(path), series.name)
-    by_id = {c.get("id"): c for c in nb.cells}
-    for c in nb.cells:  # a cell whose id was changed is still found by its nbgrader grade_id
-        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid:
-            by_id.setdefault(gid, c)
-    run_cells = []
-    capture_after = {}
+    solution, anchor = _step_cells(nb, nbformat.read(series, as_version=4), steps)
+    captures = {}  # id() of a cell -> the steps captured after it
     for s in steps:
-        capture_after.setdefault(s.after or s.cell, []).append(s)
+        if anchor[s.grade_id] is not None:
+            captures.setdefault(id(anchor[s.grade_id]), []).append(s)
+    last = max((i for i, c in enumerate(nb.cells) if id(c) in captures), default=-1)
     with tempfile.TemporaryDirectory(prefix="llama3-grade-") as tmp:
         capture_dir = Path(tmp)
-        for cell in _core_cells(nb, [s for s in steps if (s.after or s.cell) in by_id]):
+        run_cells = []
+        for cell in nb.cells[: last + 1]:  # the core path, up to the last step's values
             run_cells.append(cell)
-            for s in capture_after.get(cell.get("id"), []):
+            for s in captures.get(id(cell), []):
                 code = (f"__import__('plumbing.grading').grading.capture({s.grade_id!r}, globals(), "
                         f"{s.capture!r})")
                 run_cells.append(nbformat.v4.new_code_cell(code))
         run = nbformat.v4.new_notebook(cells=run_cells, metadata=nb.metadata)
-        execute(run, series.parent, capture_dir, timeout)
+        stopped = execute(run, series.parent, capture_dir, timeout)
         ckpt = checkpoint if checkpoint is not None else open_checkpoint(None)
         context = Context(ckpt)
         for s in steps:
-            cell = by_id.get(s.cell) or by_id.get(s.grade_id)
-            report.results.append(_grade_step(s, cell, capture_dir, context, torch))
+            result = _grade_step(s, solution[s.grade_id], capture_dir, context, torch, timeout, stopped)
+            unfinished = [r.grade_id for r in report.results if r.status in ("not attempted", "failed")]
+            if result.status == "failed" and unfinished and "NameError" in result.detail:
+                result.detail += f"\n(it uses values of an earlier step that gave none: {', '.join(unfinished)})"
+            report.results.append(result)
     return report
 
 
-def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch) -> Result:
+def _step_cells(nb, series_nb, steps: list[Step]) -> tuple[dict, dict]:
+    """Each step's cell in the student's notebook and the cell after which its values are read (grade_id -> cell,
+    or None). A cell is found by its id; a graded cell whose id changed (or a notebook saved without ids) by its
+    nbgrader ``grade_id``; another cell by its source, which the student edition leaves as it is in the series."""
+    by_id, by_grade, by_source = {}, {}, {}
+    for c in nb.cells:
+        by_id.setdefault(c.get("id"), c)
+        by_grade.setdefault(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c)
+        by_source.setdefault(c.get("source"), c)
+    series_source = {c.get("id"): c.get("source") for c in series_nb.cells}
+    solution, anchor = {}, {}
+    for s in steps:
+        cell = by_grade.get(s.grade_id) or by_id.get(s.cell)
+        solution[s.grade_id] = cell
+        if s.after is None or cell is None:
+            anchor[s.grade_id] = cell
+        else:
+            anchor[s.grade_id] = by_id.get(s.after) or by_source.get(series_source.get(s.after))
+    return solution, anchor
+
+
+def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeout: int = 0, stopped: str = "") -> Result:
     def result(status, detail=""):
         return Result(s.grade_id, s.title, status, s.points if status == "passed" else 0, s.points, detail)
 
@@ -398,12 +428,14 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch) -> Re
     found = shortcuts_in(code, s.shortcuts)
     if found:
         return result("shortcut", "; ".join(found) + ": this step is to be written by hand")
+    if error and error[0] == "KeyboardInterrupt":
+        return result("failed", f"the cell ran longer than {timeout} s and was stopped")
     if error:
         return result("failed", f"the cell raised {error[0]}: {error[1]}")
     saved = capture_dir / f"{s.grade_id}.pt"
     if not saved.exists():
         why = capture_dir / f"{s.grade_id}.error"
-        why = why.read_text(encoding="utf-8") if why.exists() else "the cell did not run"
+        why = why.read_text(encoding="utf-8") if why.exists() else stopped or "the cell did not run"
         if why.startswith(f"{NOT_ATTEMPTED}:"):  # a function whose body is still the stub
             return result("not attempted")
         return result("failed", f"could not read the step's values: {why}")
