@@ -256,7 +256,7 @@ def test_tied_embeddings_folder_uses_tok_embeddings(run_notebook, tmp_path, smal
 
 
 def block_check_ratio(state: dict, params: plumbing.ModelParams, tokens: list[int], query_scale: float) -> tuple[float, float]:
-    """The notebook's check of section 2 on layer 0, with ``wq`` multiplied by ``query_scale`` (larger scores).
+    """The notebook's deep-dive check against torch.nn.functional on layer 0, with ``wq`` multiplied by ``query_scale`` (larger scores).
 
     Meta's block (bf16 scores, softmax in float32 rounded to bf16) against the same block with
     ``F.scaled_dot_product_attention`` in float32, as in the notebook. Returns (largest |score|, largest

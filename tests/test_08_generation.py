@@ -7,21 +7,23 @@ top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 16], the
 * Meta: ``plumbing.reference.generate`` runs Meta's ``Llama3.generate`` (``llama_models/llama3/generation.py``,
   constructed around the reference ``Transformer`` with plain layers, not through ``Llama3.build``) after the same
   ``torch.manual_seed(1)``. The notebook does Meta's operations in Meta's order, so the ids are the same, token for
-  token, for greedy and for sampled generation. On the stand-in (Meta-Llama-3-8B's shapes) this is the notebook's
-  own visible check, which strict nbval runs; here it runs on small random checkpoints of other shapes: grouped-query
-  attention with ``n_rep`` 4, ``n_rep`` 1 with Llama 3.1's scaled RoPE (factor 8, Meta's ``apply_scaling``), and a
-  Hugging Face folder with tied embeddings and Llama 3.2's factor 32 in ``config.json``.
+  token, for greedy and for sampled generation. On the stand-in (Meta-Llama-3-8B's shapes) the notebook's own
+  visible check compares every step's logits, which decide the ids; here the ids are compared on small random
+  checkpoints of other shapes: grouped-query attention with ``n_rep`` 4, ``n_rep`` 1 with Llama 3.1's scaled RoPE
+  (factor 8, Meta's ``apply_scaling``), and a Hugging Face folder with tied embeddings and Llama 3.2's factor 32
+  in ``config.json``.
 * Hugging Face: ``LlamaForCausalLM.generate`` (greedy, bf16, eager attention) on a Hugging Face copy of a small
   model. Its order of operations differs (tests/test_07_next_token.py: logits within 8 bf16 units of the largest
   |logit|), so the rule is: with ``d`` the largest difference of the two models' logits at a step, the ids must agree
   wherever Meta's top two logits are more than ``2 d`` apart (no rounding can swap them); elsewhere Hugging Face may
   choose any token within ``2 d`` of the top, and once the two choose differently their continuations part.
 * The chat format: the notebook's own ``dialog_tokens`` cell, run on more dialogues, against Meta's
-  ``ChatFormat.encode_dialog_prompt``.
+  ``ChatFormat.encode_dialog_prompt``; the notebook's ``stop_tokens`` against Meta's ``Tokenizer.stop_tokens``.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -221,3 +223,12 @@ def test_a_message_without_a_known_role_is_refused():
 def test_meta_stop_tokens_and_pad():
     tokenizer = plumbing.reference.tokenizer()
     assert tokenizer.stop_tokens == STOP_TOKENS and tokenizer.pad_id == 128004
+
+
+def test_the_notebooks_stop_tokens_are_meta_s():
+    """Section 5 types the stop tokens as a literal, `stop_tokens = [...]`: they must be Meta's Tokenizer.stop_tokens."""
+    nb = nbformat.read(NOTEBOOKS["08"], as_version=4)
+    lines = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
+             if line.startswith("stop_tokens = [")]
+    assert len(lines) == 1, lines
+    assert ast.literal_eval(lines[0].split("=", 1)[1].split("#")[0].strip()) == plumbing.reference.tokenizer().stop_tokens

@@ -77,7 +77,7 @@ MUTATIONS = [
     ("07", "w1 and w3 swapped in the block", 'for name in ("w1", "w2", "w3"))', 'for name in ("w3", "w2", "w1"))',
      "layer0_output vs Meta's TransformerBlock"),
     ("07", "the final norm left out", "h_norm = rms_norm(h, norm_weight)             # [seqlen, dim] bf16",
-     "h_norm = h                                   # [seqlen, dim] bf16", "logits vs Meta's Transformer.forward"),
+     "h_norm = h                                   # [seqlen, dim] bf16", "h_norm vs Meta's final norm"),
     ("08", "the cache written one row late", "cache_k[layer, start_pos : start_pos + seqlen] = xk",
      "cache_k[layer, start_pos + 1 : start_pos + seqlen + 1] = xk", "prefill logits vs Meta's Transformer.forward"),
     ("08", "each new token rotated as position 0", "freqs_cis = precompute_freqs_cis(start_pos + seqlen)[start_pos:]",

@@ -180,8 +180,8 @@ def test_solutions_and_deep_dives_are_printed_and_the_site_only_parts_are_not(pr
         cells = [c for c in nb.cells if c.get("id") not in build_pdf.LEFT_OUT_CELLS]
         for i, cell in enumerate(cells):
             tagged = "solution" in cell.metadata.get("tags", [])
-            after_prose = i and cells[i - 1].cell_type == "markdown" and "solution" in cells[i - 1].metadata.get("tags", [])
-            if tagged and (cell.cell_type == "markdown" or not after_prose):
+            after_solution = i and "solution" in cells[i - 1].metadata.get("tags", [])
+            if tagged and (cell.cell_type == "markdown" or not after_solution):
                 solutions += 1  # one label per solution: its prose (and the code after it), or its code alone
             if tagged and cell.cell_type == "code":
                 line = next((x for x in cell.source.splitlines() if len(x.strip()) > 12 and "SOLUTION" not in x), None)

@@ -120,6 +120,26 @@ def test_the_chinese_edition_speaks_chinese(site, zh_stems):
         assert "Show the" not in html, f"{stem}: English words of the site's own toggles on a Chinese page"
 
 
+def test_the_overview_page_is_built_in_both_editions_and_linked_from_the_home_page(site):
+    """docs/overview.md (docs/overview.zh-CN.md): in each edition, listed in the home page's contents, its figure
+    shown and linked at full size (Sphinx's link around a scaled image), its links to the notebooks working."""
+    for lang, title in [("en", "The whole path on one page"), ("zh_CN", "一页看完整条路径")]:
+        root = site / build_site.EDITIONS[lang].folder
+        page = root / "docs" / "overview.html"
+        assert page.is_file(), f"{page.relative_to(site)} was not built"
+        index = (root / "index.html").read_text(encoding="utf-8")
+        contents = "".join(re.findall(r'<div class="toctree-wrapper.*?</ul>', index, flags=re.S))  # the home page's lists
+        assert 'href="docs/overview.html"' in contents, f"{lang}: the home page's contents do not list the overview"
+        html = page.read_text(encoding="utf-8")
+        assert title in html, f"{lang}: the overview's title"
+        images = [a["src"] for t, a in tags(page) if t == "img" and "path_overview" in a.get("src", "")]
+        assert images and (page.parent / images[0]).is_file(), f"{lang}: the overview's figure is missing"
+        full_size = [a["href"] for t, a in tags(page) if t == "a" and "path_overview" in a.get("href", "")]
+        assert full_size and (page.parent / full_size[0]).is_file(), f"{lang}: the figure does not link to itself"
+        for href in re.findall(r'href="(\.\./notebooks/[^"#]+\.html)', html):
+            assert (page.parent / href).is_file(), f"{lang}: the overview links to {href}, which is not built"
+
+
 def test_nothing_is_loaded_from_outside_the_site(site):
     for page in sorted(site.rglob("*.html")):
         for tag, attrs in tags(page):
@@ -188,13 +208,15 @@ def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny
     for stem in STEMS:  # the series: as many collapsed solutions as solution cells, deep dives in one box
         nb = nbformat.read(executed / f"{stem}.ipynb", as_version=4)
         page = (site / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
-        solutions = sum("solution" in c.metadata.get("tags", []) for c in nb.cells if c.cell_type == "code")
-        assert page.count("Show the solution") >= solutions, stem
+        tagged = ["solution" in c.metadata.get("tags", []) for c in nb.cells]
+        solutions = sum(1 for i, c in enumerate(nb.cells)  # one toggle per solution: its prose and code, or its code
+                        if tagged[i] and (c.cell_type == "markdown" or i == 0 or not tagged[i - 1]))
+        assert page.count("Show the solution") == solutions, stem
         dives = any(re.search(r"^## Deep dives\s*$", c.source, re.M) for c in nb.cells if c.cell_type == "markdown")
         assert page.count('<details class="llama3-deep-dives">') == dives, stem
         if stem in zh_stems:  # the Chinese page: the same, in Chinese words
             page = (site / ZH / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
-            assert page.count("显示解答") >= solutions, f"{stem} in Chinese"
+            assert page.count("显示解答") == solutions, f"{stem} in Chinese"
             assert page.count('<details class="llama3-deep-dives">') == dives, f"{stem} in Chinese: deep dives not folded"
 
 

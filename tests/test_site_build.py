@@ -1,7 +1,8 @@
 """The pure parts of the site's build (tools/site_stage.py, and the command line of tools/build_site.py).
 
 No Sphinx and no browser: the links of the errata pages, image paths, the staging of a tiny folder of
-notebooks, and the ``python -m sphinx`` command line. tests/test_site.py builds the real site.
+notebooks, and the ``python -m sphinx`` command line. tests/test_site.py builds the real site; the last test here
+reads the home pages' HTML of that site (the ``site`` fixture of tests/conftest.py, one build for every module).
 """
 
 from __future__ import annotations
@@ -246,3 +247,47 @@ def test_the_site_reads_the_repository_address_from_pyproject():
                and address.rstrip("/").split("://")[-1] in f.read_text(encoding="utf-8")]
     assert written == [], f"the repository's address is written in {written}, not only in pyproject.toml"
     assert '["project"]["urls"]["Repository"]' in (site_stage.BOOK / "conf.py").read_text(encoding="utf-8")
+
+
+def test_the_overview_page_is_staged_in_both_editions_and_listed_on_the_home_pages():
+    """docs/overview.md and docs/overview.zh-CN.md: a page of docs/ in each edition, first after the notebooks,
+    with the path figure, a link to the other edition's overview and to every notebook of the series."""
+    stems = [p.stem for p in plumbing.series_notebooks()]
+    for edition, other in [(EN, ZH), (ZH, EN)]:
+        pages = site_stage.doc_pages(site_stage.DOCS, edition)
+        assert list(pages)[0] == "docs/overview" and pages["docs/overview"].name == edition.overview
+        text = pages["docs/overview"].read_text(encoding="utf-8")
+        staged = site_stage.errata_text(text, edition, stems, site_stage.DOCS, ROOT)
+        to_other = f'{"../" * (2 if edition.folder else 1)}{other.folder + "/" if other.folder else ""}docs/overview.html'
+        assert f'href="{to_other}"' in staged, f"{edition.overview}: no link to the other edition's overview"
+        for stem in stems:
+            assert f"](../notebooks/{stem}.ipynb)" in staged, f"{edition.overview}: no link to {stem}"
+        images = site_stage.page_images(staged, edition.overview, site_stage.DOCS, "docs", ROOT)
+        assert images == {"images/path_overview.png": (ROOT / "images" / "path_overview.png").resolve()}
+        home = (site_stage.BOOK / edition.index).read_text(encoding="utf-8")
+        toctree = re.search(r"```\{llama3-toctree-if-found\}\n(.*?)```", home, flags=re.S)
+        assert toctree, f"{edition.index}: no llama3-toctree-if-found"
+        listed = [line for line in toctree[1].splitlines() if line.startswith("docs/")]
+        assert listed == [f"docs/{page}" for page in site_stage.DOC_PAGES], f"{edition.index} lists {listed}"
+
+
+# --------------------------------------------------------------------------- the home pages' HTML
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_home_page_links_the_repository_in_its_text(site, lang):
+    """Both home pages say where the repository is, in their text (not only the header's GitHub button): a link
+    to the address of ``[project.urls] Repository``, the one the button has."""
+    from site_helpers import REPOSITORY, tags
+
+    folder = site_stage.EDITIONS[lang].folder
+    home = site / folder / "index.html" if folder else site / "index.html"
+    html = home.read_text(encoding="utf-8")
+    article = re.search(r'<article class="bd-article".*?</article>', html, flags=re.S)
+    assert article, f"{home}: no article"
+    links = re.findall(r'<a\b[^>]*\bclass="[^"]*\bllama3-repository-link\b[^"]*"[^>]*>(.*?)</a>', article[0], flags=re.S)
+    hrefs = [a.get("href") for t, a in tags(home) if t == "a" and "llama3-repository-link" in a.get("class", "").split()]
+    assert hrefs == [REPOSITORY], f"{home}: the text links the repository as {hrefs}, not {REPOSITORY}"
+    assert [re.sub(r"<[^>]+>", "", text).strip() for text in links] != [""], f"{home}: the repository link has no words"
+    button = [a.get("href") for t, a in tags(home) if t == "a" and "btn-source-repository-button" in a.get("class", "")]
+    assert button == hrefs, f"{home}: the header's button leads to {button}, the text to {hrefs}"

@@ -65,20 +65,22 @@ class Edition:
     errata: str  # its errata page in docs/
     settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
     instructor: str = ""  # its instructor guide in docs/
+    overview: str = ""  # its one-page overview of the whole path in docs/
 
 
 EDITIONS = {
-    "en": Edition("en", "", "English", "en", "index.md", "errata.md", instructor="instructor.md"),
+    "en": Edition("en", "", "English", "en", "index.md", "errata.md", instructor="instructor.md",
+                  overview="overview.md"),
     "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
                      (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
                       ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}")),  # its launch links: notebooks/zh/
-                     instructor="instructor.zh-CN.md"),
+                     instructor="instructor.zh-CN.md", overview="overview.zh-CN.md"),
 }
 
 #: The pages of docs/ on the site, after the notebooks in this order: each is ``docs/<page>`` in every edition, and
 #: each edition names its file in docs/ in its field of the same name (English ``errata.md``, Chinese
 #: ``errata.zh-CN.md``). The home pages list them in a ``llama3-toctree-if-found``, so a missing one is left out.
-DOC_PAGES = ("errata", "instructor")
+DOC_PAGES = ("overview", "errata", "instructor")
 #: Folders of the built site that no Sphinx page makes (other tools write them into each edition's folder): a
 #: link from a page of docs/ to ``../slides/...`` or ``../pdf/...`` is kept as a plain link (:func:`site_link`).
 SITE_ONLY = ("slides", "pdf")

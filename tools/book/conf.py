@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 #: The site's own small extensions, files beside this one, in the order they import each other.
 LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh",
-                    "launch_links"]
+                    "launch_links", "home_links"]
 
 
 def load_local_extension(name: str) -> None:
@@ -56,6 +56,7 @@ extensions = [
     "editions",  # the link to the same page in the other edition (English <-> 中文)
     "search_zh",  # Chinese search by pairs of characters (Sphinx's needs the package jieba)
     "launch_links",  # Colab and Binder links on every page, to the edition's notebooks in the repository
+    "home_links",  # the home pages' link to the repository and to the slide decks of the build's notebooks
 ]
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]
@@ -64,7 +65,9 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 # --------------------------------------------------------------------------- notebooks
 nb_execution_mode = "off"  # build/ holds executed notebooks; the site never runs a cell
 nb_merge_streams = True
-myst_enable_extensions = ["dollarmath", "amsmath"]
+# html_image: the home page's overview figure is an <img> with a width, so Sphinx links it to the full-size file
+# (html_scaled_image_link); no notebook or page of docs/ writes <img>
+myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
 myst_heading_anchors = 3
 
 # --------------------------------------------------------------------------- editions

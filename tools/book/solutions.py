@@ -1,14 +1,15 @@
 """Sphinx extension: exercise solutions are shown collapsed on the site, behind one "Show the solution".
 
-A solution is a cell tagged ``solution`` (NOTEBOOK_GUIDE.md): a markdown cell with the worked answer in
-prose (folded in its own ``<details>`` for Jupyter or not), a code cell, or a markdown cell directly
-followed by its code cell. In Jupyter the code cell's
-``hide-input`` tag collapses only its code, and the printed output would give the answer away. On the
-site a markdown solution and the code cell after it go together into one closed ``<details>``
-element (code and output shown when opened); a code solution on its own is collapsed whole, code and
-output (MyST-NB's ``hide-cell``). Only the text that MyST-NB parses is changed: the download button
-serves the executed notebook as it is. The toggle's words are in the build's language (editions.py);
-the Chinese edition's folds (``<summary>解答</summary>``) are recognised like the English ones.
+A solution is a run of cells tagged ``solution`` (NOTEBOOK_GUIDE.md): a markdown cell with the worked
+answer in prose (folded in its own ``<details>`` for Jupyter or not), one or more code cells, or a
+markdown cell directly followed by its code cells. In Jupyter the code cells' ``hide-input`` or
+``hide-cell`` tags collapse them one by one, each behind its own toggle. On the site each solution, the
+whole run, goes into one closed ``<details class="llama3-solution">`` element with one toggle, the same
+words and style for every exercise: opened, it shows the prose, the code and its output (the code
+cells lose their hide tags, so no second toggle appears inside). Only the text that MyST-NB parses is
+changed: the download button serves the executed notebook as it is. The toggle's words are in the
+build's language (editions.py); the Chinese edition's folds (``<summary>解答</summary>``) are recognised
+like the English ones.
 """
 
 from __future__ import annotations
@@ -46,31 +47,35 @@ def shown(cell: dict) -> dict:
     return {**cell, "metadata": {**meta, "tags": [t for t in meta.get("tags", []) if t not in HIDE_TAGS]}}
 
 
-def collapsed(cell: dict, show: str = SHOW, hide: str = HIDE) -> dict:
-    """A code cell collapsed whole, code and output, behind the solution's prompts."""
-    meta = shown(cell)["metadata"]
-    return {**cell, "metadata": {**meta, "tags": meta["tags"] + ["hide-cell"],
-                                 "mystnb": {**meta.get("mystnb", {}), "code_prompt_show": show, "code_prompt_hide": hide}}}
+def marker(source: str, cell_id: str) -> dict:
+    """A markdown cell of raw HTML that opens or closes a solution's ``<details>``."""
+    return {"cell_type": "markdown", "id": cell_id[:64], "metadata": {}, "source": source}
 
 
 def rewrite(cells: list[dict], show: str = SHOW, hide: str = HIDE) -> list[dict]:
-    """The cells with every solution collapsed behind ``show`` (the toggle's words)."""
+    """The cells with every solution (a run of ``solution`` cells: prose first or not) collapsed behind one
+    toggle, ``show`` (the toggle's words; ``hide`` is kept for the callers' signature)."""
     opening = f'<details class="llama3-solution"><summary>{show}</summary>\n\n'
     out, i = [], 0
     while i < len(cells):
-        cell, after = cells[i], cells[i + 1] if i + 1 < len(cells) else None
-        if is_solution(cell, "markdown") and is_solution(after, "code"):
-            close = {"cell_type": "markdown", "id": f"{after.get('id', i)}-end"[:64], "metadata": {}, "source": "</details>"}
-            out += [{**cell, "source": opening + text(cell)}, shown(after), close]
-            i += 2
-            continue
-        if is_solution(cell, "markdown"):
-            out.append({**cell, "source": opening + text(cell) + "\n\n</details>"})
-        elif is_solution(cell, "code"):
-            out.append(collapsed(cell, show, hide))
-        else:
+        cell = cells[i]
+        if not is_solution(cell, cell.get("cell_type")):
             out.append(cell)
-        i += 1
+            i += 1
+            continue
+        first = cell.get("id") or f"solution-{i}"
+        prose = cell if cell.get("cell_type") == "markdown" else None
+        i += 1 if prose else 0
+        code = []
+        while i < len(cells) and is_solution(cells[i], "code"):
+            code.append(shown(cells[i]))
+            i += 1
+        if prose and not code:  # prose alone: one cell, opened and closed
+            out.append({**prose, "source": opening + text(prose) + "\n\n</details>"})
+            continue
+        out.append({**prose, "source": opening + text(prose)} if prose else marker(opening, f"{first}-start"))
+        out += code
+        out.append(marker("</details>", f"{code[-1].get('id') or first}-end"))
     return out
 
 

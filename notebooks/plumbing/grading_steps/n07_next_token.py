@@ -2,8 +2,9 @@
 ``Llama3.generate`` (llama_models/llama3/generation.py).
 
 - the layers: Meta's ``Transformer.forward`` from the student's token ids, ``tok_embeddings``, ``freqs_cis`` and
-  the mask at ``start_pos`` 0, then ``for layer in self.layers: h = layer(h, start_pos, freqs_cis, mask)``, run by
-  :func:`plumbing.reference.run`, which records every ``TransformerBlock``'s output;
+  the causal mask (``start_pos`` 0: the whole prompt), then
+  ``for layer in self.layers: h = layer(h, start_pos, freqs_cis, mask)``, run by :func:`plumbing.reference.run`,
+  which records every ``TransformerBlock``'s output;
 - the final norm: Meta's ``RMSNorm`` module ``norm`` (:func:`plumbing.reference.rms_norm`) on the student's ``h``;
 - the logits: ``self.output(h).float()``, ``output`` a ``ColumnParallelLinear`` (at model-parallel world size 1
   ``nn.Linear`` without bias: ``F.linear`` on Meta's batch of one) with ``output.weight``, or
@@ -75,11 +76,11 @@ def next_token(v, ctx):
 
 STEPS = [
     Step("07-layers", "4e00455a", "every layer, in order",
-         "start_pos = 0; freqs_cis: rows start_pos ... start_pos + seqlen - 1 of precompute_freqs_cis; mask: causal_mask.\n"
-         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block for every layer,\n"
-         "0 ... n_layers - 1, in order. residual_stream: a list of h before layer 0 and after each layer.",
-         "start_pos = 0；freqs_cis：precompute_freqs_cis 的第 start_pos … start_pos + seqlen - 1 行；mask：causal_mask。\n"
-         "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的 transformer_block。\n"
+         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block(h, layer, freqs_cis,\n"
+         "mask) for every layer, 0 ... n_layers - 1, in order (freqs_cis and mask: section 1's).\n"
+         "residual_stream: a list of h before layer 0 and after each layer.",
+         "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的\n"
+         "transformer_block(h, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
          "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
          "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
          layers, points=2),
