@@ -65,7 +65,7 @@ def gate_effect(g, u, product, slices: dict):
     ax1.contour(g, u, product, levels=[-4, -2, -1, -0.25, 0.25, 1, 2, 4], colors="0.25", linewidths=0.6)
     fig.colorbar(image, ax=ax1, label="SiLU(gate) × up")
     ax1.set(xlabel="gate (a number of ffn_input @ w1.T)", ylabel="up (the same position of ffn_input @ w3.T)",
-            title="Negative gate: almost nothing passes, whatever up is")
+            title="Negative gate: a small negative factor, going to 0; positive gate: up passes, scaled")
     for k, (label, y) in enumerate(slices.items()):
         ax2.plot(u, y, color=OKABE_ITO[[6, 1, 3, 5, 7][k % 5]], lw=2, label=label)
     ax2.axhline(0, color="0.6", lw=0.8)
