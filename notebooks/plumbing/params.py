@@ -38,8 +38,14 @@ MODELS = {
                      "ffn_dim_multiplier": 1.0, "multiple_of": 256, "norm_eps": 1e-05, "rope_theta": 500000.0,
                      "use_scaled_rope": True},
 }
+#: SmolLM2-135M-Instruct's ``params.json`` as ``python -m plumbing build-smollm2`` writes it from its GGUF's metadata:
+#: a real trained model with the Llama architecture, not Llama 3 (:mod:`plumbing.smollm2`).
+SMOLLM2_PARAMS = {"dim": 576, "n_layers": 30, "n_heads": 9, "n_kv_heads": 3, "vocab_size": 49152, "multiple_of": 256,
+                  "norm_eps": 1e-05, "rope_theta": 100000.0, "use_scaled_rope": False}
+#: Every model whose shapes :attr:`ModelParams.model_shape` recognises: :data:`MODELS` and SmolLM2.
+KNOWN_SHAPES = {**MODELS, "SmolLM2-135M-Instruct": SMOLLM2_PARAMS}
 #: Models whose ``output.weight`` is ``tok_embeddings.weight`` (one table, counted once).
-TIED_EMBEDDINGS = ("Llama-3.2-1B", "Llama-3.2-3B")
+TIED_EMBEDDINGS = ("Llama-3.2-1B", "Llama-3.2-3B", "SmolLM2-135M-Instruct")
 #: RoPE scaling factors that differ from the 8 Meta's reference ``apply_scaling`` hard-codes (Llama 3.1's): Llama 3.2
 #: 1B's and 3B's 32, from their ``config.json`` (confirmed by Meta's maintainers in meta-llama/llama-models issues 166
 #: and 241). A Meta folder's ``params.json`` does not store the factor.
@@ -139,15 +145,15 @@ class ModelParams:
 
     @property
     def model_shape(self) -> str | None:
-        """The name in :data:`MODELS` whose shapes these are (every size but ``n_layers``), or ``None``.
+        """The name in :data:`KNOWN_SHAPES` whose shapes these are (every size but ``n_layers``), or ``None``.
 
         Llama 3 8B and 3.1 8B share their shapes; they differ in ``use_scaled_rope``, which decides between them.
         """
         def sizes(p):
             return p.dim, p.n_heads, p.n_kv_heads, p.vocab_size, p.ffn_hidden_dim
 
-        same = [name for name, raw in MODELS.items() if sizes(ModelParams.from_dict(raw)) == sizes(self)]
-        scaled = [name for name in same if MODELS[name].get("use_scaled_rope", False) == self.use_scaled_rope]
+        same = [name for name, raw in KNOWN_SHAPES.items() if sizes(ModelParams.from_dict(raw)) == sizes(self)]
+        scaled = [name for name in same if KNOWN_SHAPES[name].get("use_scaled_rope", False) == self.use_scaled_rope]
         return (scaled or same or [None])[0]
 
     @property
@@ -177,7 +183,8 @@ class ModelParams:
     def rope_scaling_line(self) -> str:
         """One line for printing: whether RoPE is scaled, the factor and where it came from."""
         if not self.use_scaled_rope:
-            return "RoPE scaling: none (use_scaled_rope is false, as in Llama 3)"
+            return "RoPE scaling: none (use_scaled_rope is false" + (
+                ")" if self.model_shape == "SmolLM2-135M-Instruct" else ", as in Llama 3)")
         c = self.rope_scaling
         return f"RoPE scaling: factor {c['factor']:g}, from {c['source']}"
 
@@ -185,7 +192,7 @@ class ModelParams:
     def context_length(self) -> int:
         """Trained context in tokens: 8192 for Llama 3, 131072 for Llama 3.1/3.2 (``use_scaled_rope``).
 
-        From Meta's model cards; ``params.json`` itself does not store it.
+        From Meta's model cards; ``params.json`` itself does not store it. (SmolLM2-135M: 8192 too, its GGUF says.)
         """
         return 131072 if self.use_scaled_rope else 8192
 

@@ -135,7 +135,10 @@ def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_
 
     ``Llama3`` is constructed around :func:`transformer` (plain layers, the checkpoint's tensors) and Meta's own
     ``Tokenizer`` (its ``stop_tokens``: ``<|end_of_text|>``, ``<|eom_id|>``, ``<|eot_id|>``), not through
-    ``Llama3.build``. Generation stops after a stop token (which is included) or after ``max_gen_len`` ids.
+    ``Llama3.build``. Generation stops after a stop token (which is included) or after ``max_gen_len`` ids. For a
+    checkpoint whose tokenizer is not Llama 3's (SmolLM2's, :func:`plumbing.tokenizer.tokenizer_rules`), ``Llama3``
+    gets what ``generate`` reads of a tokenizer from that model's own: its stop tokens, decoding, and a pad id that
+    no token has.
 
     Args:
         checkpoint: an opened :class:`~plumbing.checkpoint.Checkpoint` (or a mapping of Meta's names with ``params``).
@@ -166,7 +169,7 @@ def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_
     if len(tokens) + max_gen_len > model.params.max_seq_len:
         raise Llama3Error(f"{len(tokens)} prompt tokens and max_gen_len {max_gen_len} do not fit in "
                           f"max_seq_len {model.params.max_seq_len}: build the model with a larger max_seq_len")
-    llama3 = G.Llama3(model, tokenizer(), model.params)
+    llama3 = G.Llama3(model, _generation_tokenizer(checkpoint), model.params)
     if seed is not None:
         torch.manual_seed(seed)
     out = []
@@ -181,6 +184,30 @@ def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_
         if hook is not None:
             hook.remove()
     return out
+
+
+class _ModelTokenizer:
+    """What ``Llama3`` reads of its tokenizer (``stop_tokens``, ``pad_id``, ``decode``; ``ChatFormat``'s constructor
+    reads ``special_tokens["<|image|>"]``), for a model whose tokenizer is not Llama 3's."""
+
+    def __init__(self, encoding, rules):
+        self.encoding, self.stop_tokens, self.pad_id = encoding, list(rules.stop_tokens), -1  # -1: no token's id
+        self.special_tokens = {**rules.special_tokens, "<|image|>": -1}
+
+    def decode(self, ids):
+        return self.encoding.decode([i for i in ids if i >= 0])
+
+
+def _generation_tokenizer(checkpoint):
+    """Meta's ``Tokenizer`` for Llama 3's vocabulary; for a checkpoint with another tokenizer, :class:`_ModelTokenizer`."""
+    from .tokenizer import load_tokenizer, tokenizer_path, tokenizer_rules
+
+    source = getattr(checkpoint, "source", None)
+    if source is not None and source.tokenizer_path is not None:
+        rules = tokenizer_rules(source.tokenizer_path)
+        if rules.special_tokens is not None:  # not Llama 3's 256 special tokens
+            return _ModelTokenizer(load_tokenizer(tokenizer_path(source)), rules)
+    return tokenizer()
 
 
 def tokenizer():
@@ -278,10 +305,10 @@ def _assign(module, weights: Mapping, prefix: str, names: Iterable[str]):
     if result.unexpected_keys or set(result.missing_keys) != expected_missing:
         raise Llama3Error(f"Meta's module does not take the tensors {sorted(result.unexpected_keys)[:5]} "
                           f"or lacks {sorted(set(result.missing_keys) - expected_missing)[:5]}")
-    for m in module.modules():  # Meta's key/value caches are plain attributes, not parameters: make them real
-        if isinstance(m, M.Attention):
-            m.cache_k = torch.zeros(m.cache_k.shape, dtype=torch.bfloat16)
-            m.cache_v = torch.zeros(m.cache_v.shape, dtype=torch.bfloat16)
+    for m in module.modules():  # Meta's key/value caches are plain attributes, not parameters: make them real, in the
+        if isinstance(m, M.Attention):  # weights' dtype (Meta's build sets the default dtype to the checkpoint's, bf16)
+            m.cache_k = torch.zeros(m.cache_k.shape, dtype=m.wk.weight.dtype)
+            m.cache_v = torch.zeros(m.cache_v.shape, dtype=m.wk.weight.dtype)
     return module.eval()
 
 

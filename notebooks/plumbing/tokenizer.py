@@ -1,7 +1,10 @@
-"""Llama 3's tokenizer: Meta's ``tokenizer.model`` read into ``tiktoken``, and Meta's ``encode`` rules.
+"""The tokenizer: a ``tokenizer.model`` (tiktoken's BPE format) read into ``tiktoken``, with its rules.
 
-Notebook 01 rebuilds all of this by hand; the other notebooks get their token ids from
-:func:`tokenize_out_of_process`, which keeps the tokenizer's 50 MB out of their kernels.
+Llama 3's file is Meta's, with Meta's pattern, 256 special tokens and ``encode`` rules. SmolLM2's
+(``python -m plumbing build-smollm2``) is a byte-level BPE in the same format, beside a ``tokenizer_rules.json``
+that gives its pattern, special tokens, begin-of-text token (none), stop tokens and chat format
+(:class:`TokenizerRules`). Notebook 01 rebuilds all of this by hand; the other notebooks get their token ids
+from :func:`tokenize_out_of_process`, which keeps the tokenizer's 50 MB out of their kernels.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import json
 import os
 import sys
 import warnings
-from pathlib import Path
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from .errors import Llama3Error
 from .paths import display_path
@@ -28,6 +33,10 @@ PAT_STR = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
     r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+#: Meta's ``Tokenizer.stop_tokens`` in ``llama-models`` 0.3.0: ``<|end_of_text|>``, ``<|eom_id|>``, ``<|eot_id|>``.
+LLAMA3_STOP_TOKENS = (128001, 128008, 128009)
+#: The file beside a ``tokenizer.model`` that gives the rules of a tokenizer other than Llama 3's.
+RULES_FILE = "tokenizer_rules.json"
 #: Meta's limits on what one tiktoken call receives (``llama/tokenizer.py``).
 TIKTOKEN_MAX_ENCODE_CHARS = 400_000
 MAX_NO_WHITESPACES_CHARS = 25_000
@@ -52,6 +61,52 @@ def llama3_special_tokens() -> list[str]:
     return names + [f"<|reserved_special_token_{i}|>" for i in range(5, 256 - 5)]
 
 
+@dataclass(frozen=True)
+class TokenizerRules:
+    """What a tokenizer needs besides its BPE ranks.
+
+    Attributes:
+        model: whose tokenizer (``"Llama 3"``, ``"SmolLM2-135M-Instruct"``).
+        pat_str: the pre-tokenizer's regular expression.
+        special_tokens: name -> id (``None``: Llama 3's 256 names, numbered on from the BPE tokens).
+        bos_token: the begin-of-text token put in front of a prompt, or ``None`` (SmolLM2 has none).
+        stop_tokens: ids that end generation (Llama 3: 128001, 128008, 128009; SmolLM2: 2, 0).
+        chat_format: ``"llama3"`` (header tokens) or ``"chatml"`` (``<|im_start|>role\\n ... <|im_end|>\\n``).
+        sha256: the ``tokenizer.model`` these rules belong to.
+    """
+
+    model: str
+    pat_str: str
+    special_tokens: dict | None
+    bos_token: str | None
+    stop_tokens: tuple[int, ...]
+    chat_format: str
+    sha256: str
+
+
+LLAMA3_RULES = TokenizerRules("Llama 3", PAT_STR, None, "<|begin_of_text|>", LLAMA3_STOP_TOKENS, "llama3", TOKENIZER_SHA256)
+
+
+def tokenizer_rules(path: str | os.PathLike) -> TokenizerRules:
+    """The rules of the tokenizer ``path``: from the ``tokenizer_rules.json`` beside it, else Llama 3's.
+
+    Raises:
+        Llama3Error: a rules file that is not valid JSON or lacks a key.
+    """
+    rules = Path(path).with_name(RULES_FILE)
+    if not rules.is_file():
+        return LLAMA3_RULES
+    try:
+        raw = json.loads(rules.read_text(encoding="utf-8"))
+        special = {str(k): int(v) for k, v in raw["special_tokens"].items()}
+        return TokenizerRules(str(raw["model"]), str(raw["pat_str"]), special, raw["bos_token"],
+                              tuple(special[name] for name in raw["stop_tokens"]), str(raw["chat_format"]),
+                              str(raw["tokenizer_model_sha256"]))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise Llama3Error(f"{display_path(rules)} is not a tokenizer rules file ({type(e).__name__}: {e}); "
+                          "build the model's folder again (python -m plumbing build-smollm2).") from None
+
+
 def default_tokenizer_path() -> Path:
     """``tokenizer.model`` shipped in the ``llama-models`` package (Meta's Llama 3 file)."""
     try:
@@ -65,10 +120,10 @@ def default_tokenizer_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "llama3" / "tokenizer.model"
 
 
-def read_bpe_ranks(path: str | os.PathLike) -> dict[bytes, int]:
+def read_bpe_ranks(path: str | os.PathLike, sha256: str = TOKENIZER_SHA256) -> dict[bytes, int]:
     """Parse a tiktoken BPE file (one ``base64-token rank`` pair a line) into ``{bytes: rank}``.
 
-    Checks the sha256 against :data:`TOKENIZER_SHA256` (a mismatch warns) and the format
+    Checks the sha256 against ``sha256`` (Meta's Llama 3 file by default; a mismatch warns) and the format
     (a SentencePiece model or a corrupted file raises).
 
     Raises:
@@ -79,15 +134,13 @@ def read_bpe_ranks(path: str | os.PathLike) -> dict[bytes, int]:
         data = path.read_bytes()
     except FileNotFoundError:
         raise Llama3Error(f"No tokenizer.model at {display_path(path)}.") from None
-    if hashlib.sha256(data).hexdigest() != TOKENIZER_SHA256:
+    if hashlib.sha256(data).hexdigest() != sha256:
         bad_format = _bpe_format_problem(data)
         if bad_format:
-            raise Llama3Error(f"{display_path(path)} is not Llama 3's tokenizer: {bad_format}")
-        warnings.warn(
-            f"{display_path(path)} is a tiktoken BPE file but not Meta's Llama 3 tokenizer.model "
-            "(sha256 differs); token ids may not match Meta-Llama-3-8B.",
-            stacklevel=2,
-        )
+            raise Llama3Error(f"{display_path(path)} is not a usable tokenizer: {bad_format}")
+        expected = "Meta's Llama 3 tokenizer.model" if sha256 == TOKENIZER_SHA256 else f"the file its {RULES_FILE} describes"
+        warnings.warn(f"{display_path(path)} is a tiktoken BPE file but not {expected} (sha256 differs); "
+                      "token ids may not match the model's.", stacklevel=2)
     ranks = {}
     for line in data.decode("ascii").splitlines():
         if line:
@@ -119,8 +172,8 @@ def _bpe_format_problem(data: bytes) -> str | None:
             ranks.append(int(parts[1]))
         except (ValueError, binascii.Error):
             return f"line {n} is not 'base64-token rank' ({line[:40]!r}); the file is corrupted: download it again."
-    if not ranks or sorted(ranks) != list(range(len(ranks))) or len(tokens) != len(ranks):
-        return ("its ranks are not 0..n-1 with one token each (a repeated or missing line); "
+    if not ranks or len(set(ranks)) != len(ranks) or len(tokens) != len(ranks) or min(ranks) < 0:
+        return ("its ranks are not distinct with one token each (a repeated or missing line); "
                 "the file is corrupted or truncated: download it again.")
     return None
 
@@ -139,22 +192,24 @@ def tokenizer_path(source: WeightsSource | None = None) -> Path:
 
 
 def load_tokenizer(path: str | os.PathLike | None = None):
-    """A ``tiktoken.Encoding`` for Llama 3 with Meta-Llama-3-8B's special tokens.
+    """A ``tiktoken.Encoding`` of ``path`` with its rules (:func:`tokenizer_rules`): Llama 3's pattern and
+    Meta-Llama-3-8B's special tokens, or those of its ``tokenizer_rules.json`` (SmolLM2's).
 
     Args:
         path: a ``tokenizer.model``; default: :func:`tokenizer_path` of ``LLAMA3_DIR``.
 
     Raises:
-        Llama3Error: see :func:`read_bpe_ranks`.
+        Llama3Error: see :func:`read_bpe_ranks` and :func:`tokenizer_rules`.
     """
     import tiktoken
 
     if path is None:
         path = tokenizer_path()
-    ranks = read_bpe_ranks(path)
-    specials = {name: len(ranks) + i for i, name in enumerate(llama3_special_tokens())}
+    rules = tokenizer_rules(path)
+    ranks = read_bpe_ranks(path, rules.sha256)
+    specials = rules.special_tokens or {name: len(ranks) + i for i, name in enumerate(llama3_special_tokens())}
     try:
-        return tiktoken.Encoding(name=Path(path).name, pat_str=PAT_STR, mergeable_ranks=ranks, special_tokens=specials)
+        return tiktoken.Encoding(name=Path(path).name, pat_str=rules.pat_str, mergeable_ranks=ranks, special_tokens=specials)
     except BaseException as e:  # tiktoken's Rust core reports bad tables as a panic (not an Exception)
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
@@ -176,14 +231,35 @@ def split_long_runs(s: str, limit: int) -> Iterator[str]:
     yield s[start:]
 
 
-def encode_prompt(enc, text: str, bos: bool = True) -> list[int]:
-    """Token ids of ``text`` as Meta's ``Tokenizer.encode(text, bos=True, eos=False)`` gives them.
+@lru_cache(maxsize=8)
+def absent_bytes(enc) -> frozenset[int]:
+    """The byte values that are no token of ``enc`` (none in Llama 3's; 21 in SmolLM2's, such as 0x04)."""
+    absent = set()
+    for b in range(256):
+        try:
+            enc.encode_single_token(bytes([b]))
+        except KeyError:
+            absent.add(b)
+    return frozenset(absent)
 
-    Special-token text inside ``text`` is encoded as plain text (``disallowed_special=()``);
-    long inputs are cut as Meta cuts them before calling tiktoken. Taught in notebook 01.
+
+def encode_prompt(enc, text: str, bos: bool = True) -> list[int]:
+    """Token ids of ``text``: Meta's ``Tokenizer.encode(text, bos=bos, eos=False)`` for Llama 3's tokenizer, and
+    for another (SmolLM2's) what Hugging Face's ``tokenizers`` give for its ``tokenizer.json``.
+
+    Special-token text inside ``text`` is encoded as plain text (``disallowed_special=()``), as Meta's rule is.
+    Llama 3 (a tokenizer with ``<|begin_of_text|>``): that token first when ``bos``, and long inputs cut as Meta
+    cuts them before calling tiktoken (taught in notebook 01). Another tokenizer: no begin-of-text token (SmolLM2
+    has none), the text whole, and bytes that are no token of the vocabulary dropped, as Hugging Face's BPE
+    drops characters it has no token for.
+
+    Raises:
+        Llama3Error: ``text`` is not a str.
     """
     if not isinstance(text, str):
         raise Llama3Error(f"The prompt must be a str, found {type(text).__name__}.")
+    if "<|begin_of_text|>" not in enc.special_tokens_set:
+        return _encode_dropping_absent_bytes(enc, text)
     ids = [enc.encode_single_token("<|begin_of_text|>")] if bos else []
     for i in range(0, len(text), TIKTOKEN_MAX_ENCODE_CHARS):
         for piece in split_long_runs(text[i : i + TIKTOKEN_MAX_ENCODE_CHARS], MAX_NO_WHITESPACES_CHARS):
@@ -192,8 +268,25 @@ def encode_prompt(enc, text: str, bos: bool = True) -> list[int]:
 
 
 
+def _encode_dropping_absent_bytes(enc, text: str) -> list[int]:
+    """``enc``'s ids of ``text`` as plain text, bytes that are no token dropped from each piece before merging."""
+    absent = absent_bytes(enc)
+    data = text.encode("utf-8", "surrogatepass")
+    if not absent or not absent.intersection(data):
+        return enc.encode(text, allowed_special=set(), disallowed_special=())
+    import regex
+
+    ids = []
+    for piece in regex.findall(enc._pat_str, text):
+        kept = bytes(b for b in piece.encode("utf-8", "surrogatepass") if b not in absent)
+        if kept:
+            ids.extend(enc._encode_single_piece(kept))
+    return ids
+
+
 def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]]:
-    """Token ids of ``text`` (with ``<|begin_of_text|>``) and each token's text, computed in a child process.
+    """Token ids of ``text`` (with the begin-of-text token, when the tokenizer has one) and each token's text,
+    computed in a child process.
 
     Building the tokenizer costs about 50 MB of memory (128,000 ranks held both as a Python dict
     and in tiktoken's own tables); a child process keeps that out of the notebook kernel, which
@@ -204,7 +297,7 @@ def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]
     """
     import subprocess
 
-    request = json.dumps({"path": str(path), "text": text.encode("utf-8", "surrogatepass").decode("latin-1")})
+    request = json.dumps({"path": str(Path(path).resolve()), "text": text.encode("utf-8", "surrogatepass").decode("latin-1")})
     out = subprocess.run([sys.executable, "-m", "plumbing", "tokenize"], input=request, cwd=Path(__file__).resolve().parent.parent,
                          capture_output=True, text=True, encoding="utf-8")
     if out.returncode != 0:

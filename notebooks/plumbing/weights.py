@@ -93,6 +93,9 @@ class WeightsSource:
             return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes: "
                     "tok_embeddings has its own, the other weight matrices are views into one shared random pool; "
                     "not Meta's weights)")
+        if (self.folder / "SMOLLM2.json").is_file():
+            return ("SmolLM2-135M-Instruct (real trained weights, Apache-2.0; the Llama architecture but not Llama 3: "
+                    "its own sizes and tokenizer; 4-bit weights widened to bf16), Meta format")
         if self.format == "meta":
             return "real checkpoint, Meta format (params.json + consolidated.00.pth)"
         return "real checkpoint, Hugging Face safetensors format (config.json + model*.safetensors, wq/wk un-permuted to Meta's layout)"
