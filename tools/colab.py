@@ -7,7 +7,8 @@ with the notebook's "Open in Colab" link and a code cell (id ``colab-setup``) th
 Colab it clones the repository, installs the package ``plumbing`` with what the kernels need (``pyproject.toml``'s
 ``dependencies``: Colab's own torch is kept when it is recent enough, and nothing of JupyterLab, Sphinx or
 transformers is installed), builds the synthetic stand-in unless ``LLAMA3_DIR`` names weights (on Google Drive,
-for example), and puts the package on the kernel's path. The repository's address comes from ``pyproject.toml``
+for example), downloads SmolLM2 (the real small model of the notebooks' real-model cells) and puts the package on the
+kernel's path. The setup cell is collapsed in Jupyter and on the site. The repository's address comes from ``pyproject.toml``
 (``[project.urls] Repository``), its one place. ``tests/test_launch.py`` checks that the cells are current and runs
 the setup cell's commands in a fresh virtual environment that already holds a newer torch.
 """
@@ -23,6 +24,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 LINK_ID, SETUP_ID = "colab-link", "colab-setup"
 CLONE = "/content/llama3-step-by-step"  # where the setup cell clones the repository in Colab
+#: The setup cell's metadata: its code collapsed in Jupyter (``source_hidden``) and on the site (MyST-NB's tag)
+COLLAPSED = {"jupyter": {"source_hidden": True}, "tags": ["hide-input"]}
 
 
 def repository() -> str:
@@ -42,8 +45,9 @@ def link_source(path_in_repository: str) -> str:
 
 def setup_source() -> str:
     """The code cell, the same in every notebook."""
-    return f"""# Google Colab only (elsewhere this cell does nothing): fetch the series, install it beside Colab's own torch
-# and build the synthetic stand-in, a few minutes once per session. For your own weights on Google Drive, first:
+    return f"""# Google Colab only (elsewhere this cell does nothing): fetch the series, install it beside Colab's own torch,
+# build the synthetic stand-in and download the real small model (SmolLM2), a few minutes once per session.
+# For your own weights on Google Drive, first:
 #   from google.colab import drive; drive.mount("/content/drive")
 #   %env LLAMA3_DIR=/content/drive/MyDrive/Llama-3.2-1B
 import sys
@@ -52,6 +56,7 @@ if "google.colab" in sys.modules:
     !git clone --quiet --depth 1 {repository()} {CLONE}
     %pip install --quiet --editable {CLONE}
     !python -m plumbing build-standin
+    !python -m plumbing build-smollm2
     sys.path.insert(0, "{CLONE}/notebooks")"""
 
 
@@ -72,6 +77,9 @@ def update(path: Path) -> bool:
         link["id"], code["id"] = LINK_ID, SETUP_ID
         nb.cells[setup:setup] = [link, code]
         changed = True
+    code = next(c for c in nb.cells if c.get("id") == SETUP_ID)
+    if code.metadata != COLLAPSED:  # collapsed in Jupyter and on the site: the learner need not read it
+        code.metadata, changed = dict(COLLAPSED), True
     if changed:
         nbformat.write(nb, path)
     return changed

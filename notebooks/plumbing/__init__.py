@@ -38,7 +38,7 @@ Environment variables (the series' stable interface):
     When set, each notebook writes its result tensors there as safetensors.
 """
 
-from .checkpoint import Checkpoint, open_checkpoint
+from .checkpoint import Checkpoint, CheckpointAs, open_checkpoint
 from . import reference
 from .checks import check, same_bits
 from .errors import Llama3Error
@@ -57,7 +57,7 @@ from .tokenizer import (LLAMA3_STOP_TOKENS, MAX_NO_WHITESPACES_CHARS, PAT_STR, T
 from .weights import WeightsSource, find_weights, is_default_standin, is_standin, resolve_dir, standin_model
 
 __all__ = [
-    "Checkpoint", "open_checkpoint", "reference", "check", "same_bits", "Llama3Error", "export",
+    "Checkpoint", "CheckpointAs", "open_checkpoint", "reference", "check", "same_bits", "Llama3Error", "export",
     "HF_LAYER_TO_META", "HF_TO_META", "hf_name_to_meta", "hf_permute", "hf_unpermute",
     "DEFAULT_PROMPT", "Inputs", "clean_environ", "prompt", "real_model", "setup",
     "KNOWN_SHAPES", "LLAMA3_8B_PARAMS", "MODELS", "SMOLLM2_PARAMS", "TIED_EMBEDDINGS", "ModelParams", "params_from_hf_config",

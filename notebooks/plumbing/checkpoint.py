@@ -129,6 +129,42 @@ class Checkpoint:
         return tensor
 
 
+    def to(self, dtype) -> "CheckpointAs":
+        """This checkpoint with every tensor converted to ``dtype`` when read (e.g. ``torch.float32``)."""
+        return CheckpointAs(self, dtype)
+
+
+class CheckpointAs:
+    """A :class:`Checkpoint` whose :meth:`get` converts each tensor to one dtype (a copy, made at each read).
+
+    The notebooks' real-model cells read SmolLM2 in float32: in bf16 the last bits of a product depend on the CPU's
+    kernels, and 30 layers make that visible in the printed digits; in float32 every CPU prints the same.
+    Everything else (``params``, ``source``, ``keys``, ``shape``, ``tied_embeddings``) is the checkpoint's.
+    """
+
+    def __init__(self, checkpoint: Checkpoint, dtype):
+        self.checkpoint, self._dtype = checkpoint, dtype
+        self.source, self.params, self.tied_embeddings = checkpoint.source, checkpoint.params, checkpoint.tied_embeddings
+
+    @property
+    def description(self) -> str:
+        return f"{self.checkpoint.description}; read in {str(self._dtype).removeprefix('torch.')}"
+
+    def keys(self) -> list[str]:
+        return self.checkpoint.keys()
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.checkpoint.shape(name)
+
+    def dtype(self, name: str):
+        self.checkpoint.dtype(name)  # raises for a name the checkpoint lacks
+        return self._dtype
+
+    def get(self, name: str):
+        """Tensor ``name`` in Meta's layout, converted to the dtype (see :meth:`Checkpoint.get`)."""
+        return self.checkpoint.get(name).to(self._dtype)
+
+
 def _torch_load_mmap(path: Path) -> dict:
     """``torch.load(path, mmap=True, weights_only=True)`` with every failure turned into :class:`Llama3Error`."""
     import torch

@@ -11,7 +11,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 
-from .figure_style import BLUE, VERMILION, styled
+from .figure_style import styled
 MAX_LABELLED = 24  # above this many tokens, the axes show positions only
 
 
@@ -61,52 +61,32 @@ def mask_figure(mask, pieces):
 
 
 @styled
-def weights_figure(weights, pieces, head: int, standin: bool):
-    """Draw one head's attention weights [seqlen, seqlen]; exact zeros above the diagonal in grey.
+def real_heads_figure(weights, found: dict, pieces, model: str):
+    """Heatmaps of a few heads of a trained model, side by side; exact zeros above the diagonal in grey.
 
     Args:
-        weights: [seqlen, seqlen] tensor (after softmax).
-        pieces: the text of each token, for the axes.
-        head: the head's index, for the title.
-        standin: True on the synthetic stand-in (the title then says so).
+        weights: [n_layers, n_heads, seqlen, seqlen] attention weights.
+        found: title -> (layer, head), the heads to draw.
+        pieces: the text of each token, for the axes (labelled up to 40 tokens).
+        model: which model, for the title.
 
     Returns the ``Figure``; the notebook shows it with ``plt.show()``.
     """
     import torch
 
-    w = weights.float()
-    seqlen = w.shape[0]
-    above = torch.ones(seqlen, seqlen, dtype=torch.bool).triu(1)
-    shown = torch.where(above, torch.nan, w)  # NaN cells take the colour map's "bad" colour
+    seqlen = weights.shape[-1]
+    fig, axes = plt.subplots(1, len(found), figsize=(6.4 * len(found), 6.4), layout="constrained")
     cmap = matplotlib.colormaps["cividis"].with_extremes(bad="0.85")
-    fig, ax = plt.subplots(figsize=(7.2, 6.2), layout="constrained")
-    image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=max(float(w.max()), 1e-12))
-    fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight (grey: exactly 0, masked)")
-    _token_axes(ax, pieces)
-    source = "SYNTHETIC STAND-IN weights: values say nothing about Llama 3" if standin else "real weights"
-    ax.set_title(f"Attention weights of head {head}, layer 0 ({source}).\nMeaningful on any weights: the grey "
-                 "zeros above the diagonal; each row sums to 1", fontsize=9)
-    return fig
-
-
-@styled
-def uniform_figure(last_row_weights, standin: bool):
-    """Draw the last token's weights in every head against the uniform 1/seqlen.
-
-    Args:
-        last_row_weights: [n_heads, seqlen] tensor, row seqlen-1 of each head's weights.
-        standin: True on the synthetic stand-in (the title then says so).
-
-    Returns the ``Figure``; the notebook shows it with ``plt.show()``.
-    """
-    w = last_row_weights.float()
-    n_heads, seqlen = w.shape
-    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
-    for h in range(n_heads):
-        ax.plot(range(seqlen), w[h], color=BLUE, alpha=0.25, lw=1, marker="o", ms=2)
-    ax.axhline(1 / seqlen, color=VERMILION, ls="--", lw=1.5, label=f"uniform: 1 / seqlen = 1/{seqlen}")
-    ax.set(xlabel="key position n", ylabel="weight of the last token on position n", ylim=(0, None))
-    source = "synthetic stand-in: random weights" if standin else "real weights"
-    ax.set_title(f"The last token's weights in all {n_heads} heads of layer 0 ({source})", fontsize=10)
-    ax.legend(loc="lower right")
+    above = torch.ones(seqlen, seqlen, dtype=torch.bool).triu(1)
+    for ax, (title, (layer, head)) in zip(axes, found.items()):
+        shown = torch.where(above, torch.nan, weights[layer, head].float())  # NaN cells: the "bad" colour
+        image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=1)
+        if seqlen <= 40:
+            labels = [ascii(piece)[1:-1] for piece in pieces]
+            ax.set_xticks(range(seqlen), labels, rotation=90, fontsize=7)
+            ax.set_yticks(range(seqlen), labels, fontsize=7)
+        ax.set(xlabel="key position n (the token looked at)", ylabel="query position m (the token looking)",
+               title=f"{title}: layer {layer}, head {head}")
+    fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight (grey: masked, exactly 0)")
+    fig.suptitle(f"Two heads of {model}, found by a rule")
     return fig

@@ -103,3 +103,21 @@ def scaling_figure(wavelengths: dict, bands: tuple):
            title=f"apply_scaling changes only the pairs whose wavelength exceeds {high:g} tokens")
     ax.legend(loc="lower right")
     return fig
+
+
+@styled
+def head_by_distance_figure(by_distance: dict, title: str):
+    """A real head's mean score against the distance m - n, one curve per label (with and without RoPE).
+
+    Args:
+        by_distance: label -> [k] mean scores at distances 0 ... k - 1 (tokens).
+        title: which model, layer and head.
+    """
+    fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+    for (label, curve), (colour, marker) in zip(by_distance.items(), ((BLUE, "o"), (VERMILION, "s"))):
+        ax.plot(range(len(curve)), curve, marker=marker, ms=4, color=colour, label=label)
+    ax.axvline(1, color="0.8", lw=6, zorder=0)
+    ax.set(xlabel="distance m − n (tokens; 1 = the previous token)", ylabel="mean score q_m · k_n / √head_dim",
+           xticks=range(0, len(curve), 2), title=title)
+    ax.legend(loc="lower left")
+    return fig

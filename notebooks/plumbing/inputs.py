@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterable
 
-from .checkpoint import Checkpoint, open_checkpoint
+from .checkpoint import Checkpoint, CheckpointAs, open_checkpoint
 from .params import ModelParams
 from .paths import REPO_ROOT, display_path
 from .tokenizer import tokenize_out_of_process, tokenizer_path
@@ -42,7 +42,7 @@ class Inputs:
         pieces: the text of each token (bytes decoded as UTF-8; part of a character shows as U+FFFD).
     """
 
-    checkpoint: Checkpoint
+    checkpoint: Checkpoint | CheckpointAs
     params: ModelParams
     prompt: str
     tokens: list[int]
@@ -96,14 +96,18 @@ def _inputs(folder, text: str) -> Inputs:
 
 
 def real_model(text: str | None = None) -> Inputs:
-    """SmolLM2-135M-Instruct (``data/smollm2/``, built once when missing) with ``text`` (default
-    :data:`~plumbing.smollm2.REAL_PROMPT`, "The capital of France is"): the notebooks' real-model cells.
+    """SmolLM2-135M-Instruct (``data/smollm2/``, built once when missing), its weights read in float32, with ``text``
+    (default :data:`~plumbing.smollm2.REAL_PROMPT`, "The capital of France is"): the notebooks' real-model cells.
 
-    It is a real trained model with the Llama architecture, not Llama 3 (:mod:`plumbing.smollm2`).
+    It is a real trained model with the Llama architecture, not Llama 3 (:mod:`plumbing.smollm2`). float32
+    (:class:`~plumbing.checkpoint.CheckpointAs`) makes every printed digit the same on every CPU.
 
     Raises:
         Llama3Error: the download or the conversion fails (the message says what to do).
     """
+    import torch
+
     from .smollm2 import REAL_PROMPT, ensure_smollm2
 
-    return _inputs(ensure_smollm2(), REAL_PROMPT if text is None else text)
+    found = _inputs(ensure_smollm2(), REAL_PROMPT if text is None else text)
+    return Inputs(found.checkpoint.to(torch.float32), found.params, found.prompt, found.tokens, found.pieces)

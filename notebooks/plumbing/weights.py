@@ -90,9 +90,7 @@ class WeightsSource:
             return (f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({layers}; random bf16 values "
                     "under Meta's tensor names; not Meta's weights)")
         if self.standin:
-            return ("synthetic stand-in (random bf16 values under all 291 of Meta-Llama-3-8B's tensor names and shapes: "
-                    "tok_embeddings has its own, the other weight matrices are views into one shared random pool; "
-                    "not Meta's weights)")
+            return "synthetic stand-in (random bf16 values under Meta-Llama-3-8B's names and shapes; not Meta's weights)"
         if (self.folder / "SMOLLM2.json").is_file():
             return ("SmolLM2-135M-Instruct (real trained weights, Apache-2.0; the Llama architecture but not Llama 3: "
                     "its own sizes and tokenizer; 4-bit weights widened to bf16), Meta format")
