@@ -44,3 +44,27 @@ def residual_rms(rms, pieces, title: str):
         ax.legend(loc="upper left", fontsize=9)
     ax.grid(True, which="major", color="0.9")
     return fig
+
+
+@styled
+def logit_lens_figure(ranks, token: str, title: str):
+    """The rank of one token among the vocabulary when the stream is read after each layer (1 = the top token).
+
+    Args:
+        ranks: [n_layers + 1] ranks; entry 0 reads the embedding rows, entry l + 1 the stream after layer l.
+        token: the token's text, for the labels; title: which model and prompt.
+
+    Returns:
+        The matplotlib figure (the caller shows it).
+    """
+    import matplotlib.pyplot as plt
+
+    from .figure_style import BLUE
+
+    values = [int(r) for r in ranks]
+    fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
+    ax.plot(range(len(values)), values, marker="o", ms=4, color=BLUE)
+    ax.set(yscale="log", xlabel="layers run (0: the embedding rows alone)",
+           ylabel=f"rank of {token!r} (1 = the top token)", title=title)
+    ax.invert_yaxis()
+    return fig
