@@ -66,5 +66,6 @@ def logit_lens_figure(ranks, token: str, title: str):
     ax.plot(range(len(values)), values, marker="o", ms=4, color=BLUE)
     ax.set(yscale="log", xlabel="layers run (0: the embedding rows alone)",
            ylabel=f"rank of {token!r} (1 = the top token)", title=title)
+    ax.set_yticks([1, 10, 100, 1000, 10000], ["1", "10", "100", "1,000", "10,000"])
     ax.invert_yaxis()
     return fig

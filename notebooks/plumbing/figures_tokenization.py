@@ -55,14 +55,14 @@ def layout_spans(labels: Sequence[str], token_ids: Sequence[int], cells_per_line
 
 
 @styled
-def draw_tokens(token_ids: Sequence[int], token_bytes: Sequence[bytes], first_special_id: int,
+def draw_tokens(token_ids: Sequence[int], token_bytes: Sequence[bytes], special_ids,
                 max_shown: int = 64, cells_per_line: int = 80, max_lines: int = 5):
     """Draw tokens as coloured spans over their text, each with its id below; return the figure.
 
     Args:
         token_ids: the ids, in order.
         token_bytes: the bytes of each id (at least the first ``max_shown``).
-        first_special_id: ids from this one on are special tokens (drawn in purple); ordinary
+        special_ids: the ids of the special tokens (drawn in purple); ordinary
             tokens alternate orange and blue so that neighbours can be told apart.
         max_shown: at most this many tokens are drawn (and at most ``max_lines`` lines).
     """
@@ -76,7 +76,7 @@ def draw_tokens(token_ids: Sequence[int], token_bytes: Sequence[bytes], first_sp
     n_lines = spans[-1][0] + 1
     fig, ax = plt.subplots(figsize=(11, 0.8 + 0.7 * n_lines))  # 0.7 inch per line of text
     for k, (line, x, width, label, token_id) in enumerate(spans):
-        colour = PURPLE if token_id >= first_special_id else (ORANGE, SKY_BLUE)[k % 2]
+        colour = PURPLE if token_id in special_ids else (ORANGE, SKY_BLUE)[k % 2]
         top = -2.6 * line
         ax.add_patch(Rectangle((x, top - 1), width - 0.2, 1, facecolor=colour, alpha=0.55, linewidth=0))
         ax.text(x + (width - 0.2) / 2, top - 0.5, label, ha="center", va="center", fontsize=12,

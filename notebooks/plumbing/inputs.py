@@ -48,14 +48,15 @@ class Inputs:
     tokens: list[int]
     pieces: list[str]
 
-    def report(self, keys: Iterable[str] = ()) -> str:
-        """Lines to print at the top of a notebook: the weights, the prompt, RoPE scaling (factor, source), the params in ``keys``."""
+    def report(self, keys: Iterable[str] = (), weights: bool = True) -> str:
+        """Lines to print at the top of a notebook: the weights and RoPE scaling (unless ``weights`` is false, where
+        no value of the weights matters), the prompt, the params in ``keys``."""
         n = len(self.tokens)
         shown = repr(self.prompt) if len(self.prompt) <= 200 else f"{self.prompt[:200]!r}... ({len(self.prompt):,} characters)"
         bos = " with <|begin_of_text|>" if self.pieces[:1] == ["<|begin_of_text|>"] else "; this tokenizer adds no begin-of-text token"
-        lines = [f"weights: {self.checkpoint.description}",
-                 f"prompt: {shown} ({n} token{'s' if n != 1 else ''}{bos})"]
-        lines.append(self.params.rope_scaling_line())
+        lines = [f"prompt: {shown} ({n} token{'s' if n != 1 else ''}{bos})"]
+        if weights:
+            lines = [f"weights: {self.checkpoint.description}", *lines, self.params.rope_scaling_line()]
         if os.environ.get("LLAMA3_PROMPT") == self.prompt != DEFAULT_PROMPT:
             lines.append("note: LLAMA3_PROMPT is set; the text describes the default prompt (17 tokens), the outputs are for yours")
         lines += [f"{k}: {getattr(self.params, k)!r}" for k in keys]

@@ -13,7 +13,7 @@ the ``gguf`` package (llama.cpp's reader), dequantizes every tensor and rounds i
   as in Llama 3.2 1B). llama.cpp's conversion keeps ``wq``/``wk`` in Meta's interleaved RoPE layout: no permutation;
 - ``tokenizer.model``: the 49,135 BPE tokens in tiktoken's format (``base64-bytes rank``; the rank is the id);
 - ``tokenizer_rules.json``: the rest of the tokenizer (:mod:`plumbing.tokenizer`): its pre-tokenizer pattern, its
-  17 special tokens and their ids, no begin-of-text token, its stop tokens, its chat format;
+  17 special tokens and their ids, no begin-of-text token, its stop tokens, its chat format and chat template;
 - ``SMOLLM2.json``, the marker.
 
 The folder is written under a temporary name beside the target and renamed when complete, so an interrupted or
@@ -166,7 +166,7 @@ def _tokenizer(reader, path: Path) -> dict:
     rules = {"model": "SmolLM2-135M-Instruct", "pat_str": SMOLLM_PAT_STR, "special_tokens": special,
              "bos_token": None if not _field(reader, "tokenizer.ggml.add_bos_token", False) else names[
                  int(_field(reader, "tokenizer.ggml.bos_token_id"))],
-             "stop_tokens": stop, "chat_format": "chatml"}
+             "stop_tokens": stop, "chat_format": "chatml", "chat_template": _field(reader, "tokenizer.chat_template")}
     return {"ranks": ranks, "rules": rules}
 
 

@@ -73,6 +73,7 @@ class TokenizerRules:
         stop_tokens: ids that end generation (Llama 3: 128001, 128008, 128009; SmolLM2: 2, 0).
         chat_format: ``"llama3"`` (header tokens) or ``"chatml"`` (``<|im_start|>role\\n ... <|im_end|>\\n``).
         sha256: the ``tokenizer.model`` these rules belong to.
+        chat_template: the model's own Jinja2 chat template (SmolLM2's, from its GGUF), or ``None``.
     """
 
     model: str
@@ -82,6 +83,7 @@ class TokenizerRules:
     stop_tokens: tuple[int, ...]
     chat_format: str
     sha256: str
+    chat_template: str | None = None
 
 
 LLAMA3_RULES = TokenizerRules("Llama 3", PAT_STR, None, "<|begin_of_text|>", LLAMA3_STOP_TOKENS, "llama3", TOKENIZER_SHA256)
@@ -101,7 +103,7 @@ def tokenizer_rules(path: str | os.PathLike) -> TokenizerRules:
         special = {str(k): int(v) for k, v in raw["special_tokens"].items()}
         return TokenizerRules(str(raw["model"]), str(raw["pat_str"]), special, raw["bos_token"],
                               tuple(special[name] for name in raw["stop_tokens"]), str(raw["chat_format"]),
-                              str(raw["tokenizer_model_sha256"]))
+                              str(raw["tokenizer_model_sha256"]), raw.get("chat_template"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise Llama3Error(f"{display_path(rules)} is not a tokenizer rules file ({type(e).__name__}: {e}); "
                           "build the model's folder again (python -m plumbing build-smollm2).") from None
@@ -231,6 +233,11 @@ def split_long_runs(s: str, limit: int) -> Iterator[str]:
     yield s[start:]
 
 
+def bytes_without_token(enc, text: str) -> set[int]:
+    """The bytes of ``text``'s UTF-8 that are no token of ``enc`` (always none for Llama 3; SmolLM2 drops them)."""
+    return set(text.encode("utf-8", "surrogatepass")) & absent_bytes(enc)
+
+
 @lru_cache(maxsize=8)
 def absent_bytes(enc) -> frozenset[int]:
     """The byte values that are no token of ``enc`` (none in Llama 3's; 21 in SmolLM2's, such as 0x04)."""
@@ -282,6 +289,36 @@ def _encode_dropping_absent_bytes(enc, text: str) -> list[int]:
         if kept:
             ids.extend(enc._encode_single_piece(kept))
     return ids
+
+
+def chat_template_tokens(path: str | os.PathLike, messages) -> list[int]:
+    """Token ids of ``messages`` (``[{"role": ..., "content": ...}]``) through the model's own chat template, as
+    Hugging Face's ``apply_chat_template(..., add_generation_prompt=True)`` renders it (Jinja2) and tokenizes it:
+    special-token text in the template becomes the special token. For SmolLM2's ChatML; Llama 3's format is Meta's
+    ``ChatFormat`` (:func:`plumbing.reference.encode_dialog_prompt`).
+
+    Raises:
+        Llama3Error: the tokenizer at ``path`` has no chat template.
+    """
+    import jinja2
+
+    rules = tokenizer_rules(path)
+    if not rules.chat_template:
+        raise Llama3Error(f"{display_path(Path(path))} has no chat template of its own (Llama 3's format is Meta's ChatFormat).")
+    text = jinja2.Environment().from_string(rules.chat_template).render(messages=list(messages), add_generation_prompt=True)
+    enc = load_tokenizer(path)
+    ids = []
+    for piece in regex_split_special(text, rules.special_tokens):
+        ids += [rules.special_tokens[piece]] if piece in rules.special_tokens else encode_prompt(enc, piece, bos=False)
+    return ids
+
+
+def regex_split_special(text: str, special: dict) -> list[str]:
+    """``text`` cut into special-token texts and the plain text between them (Hugging Face's added-token split)."""
+    import regex
+
+    pattern = "(" + "|".join(regex.escape(name) for name in sorted(special, key=len, reverse=True)) + ")"
+    return [piece for piece in regex.split(pattern, text) if piece]
 
 
 def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]]:
