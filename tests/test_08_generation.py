@@ -176,14 +176,16 @@ def test_greedy_ids_against_hugging_face(run_notebook, small_dir, hf_small_dir, 
 # --------------------------------------------------------------------------- the chat format
 
 
-def notebook_dialog_tokens():
-    """The notebook's ``dialog_tokens`` (and ``header``), from its own code cell, with its tokenizer."""
+def notebook_chat(name: str):
+    """The notebook's chat function ``name`` (``llama3_chat`` or ``chatml``), from its own code cells."""
     nb = nbformat.read(NOTEBOOKS["08"], as_version=4)
-    cells = [c.source for c in nb.cells if c.cell_type == "code" and "def dialog_tokens" in c.source]
-    assert len(cells) == 1
-    namespace = {"plumbing": plumbing, "tokenizer": plumbing.load_tokenizer(plumbing.default_tokenizer_path())}
-    exec(cells[0], namespace)  # noqa: S102 - the repository's own notebook
-    return namespace["dialog_tokens"]
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and f"def {name}(" in c.source]
+    helper = [c.source for c in nb.cells if c.cell_type == "code" and "def text_tokens(" in c.source]
+    assert len(cells) == 1 and len(helper) == 1
+    namespace = {"plumbing": plumbing}
+    for source in dict.fromkeys(helper + cells):  # text_tokens first; the one cell once
+        exec(source, namespace)  # noqa: S102 - the repository's own notebook
+    return namespace[name]
 
 
 DIALOGS = {
@@ -199,8 +201,21 @@ DIALOGS = {
 
 @pytest.mark.parametrize("name", DIALOGS)
 def test_chat_tokens_are_meta_chat_format(name):
-    dialog_tokens = notebook_dialog_tokens()
-    assert dialog_tokens(DIALOGS[name]) == plumbing.reference.encode_dialog_prompt(DIALOGS[name])
+    llama3_chat = notebook_chat("llama3_chat")
+    tokenizer = plumbing.load_tokenizer(plumbing.default_tokenizer_path())
+    assert llama3_chat(tokenizer, DIALOGS[name]) == plumbing.reference.encode_dialog_prompt(DIALOGS[name])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in DIALOGS if n != "special-token text stays text"])
+def test_chatml_is_smollm2_s_own_chat_template(name):
+    """SmolLM2's ChatML, written by hand in the notebook, against its own chat template (Jinja2, as Hugging Face's
+    apply_chat_template renders it). Its template adds a default system message when none is given."""
+    chatml = notebook_chat("chatml")
+    folder = plumbing.ensure_smollm2(quiet=True)
+    tokenizer = plumbing.load_tokenizer(folder / "tokenizer.model")
+    dialog = DIALOGS[name] if DIALOGS[name][0]["role"] == "system" else [{"role": "system", "content": "Be brief."}, *DIALOGS[name]]
+    assert chatml(tokenizer, dialog) == plumbing.chat_template_tokens(folder / "tokenizer.model", dialog)
 
 
 # --------------------------------------------------------------------------- plumbing.reference's generation helpers
@@ -226,9 +241,7 @@ def test_meta_stop_tokens_and_pad():
 
 
 def test_the_notebooks_stop_tokens_are_meta_s():
-    """Section 5 types the stop tokens as a literal, `stop_tokens = [...]`: they must be Meta's Tokenizer.stop_tokens."""
+    """Section 5 takes the stop tokens from the tokenizer's rules: for Llama 3 they are Meta's Tokenizer.stop_tokens."""
+    assert list(plumbing.tokenizer_rules(plumbing.default_tokenizer_path()).stop_tokens) == plumbing.reference.tokenizer().stop_tokens
     nb = nbformat.read(NOTEBOOKS["08"], as_version=4)
-    lines = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
-             if line.startswith("stop_tokens = [")]
-    assert len(lines) == 1, lines
-    assert ast.literal_eval(lines[0].split("=", 1)[1].split("#")[0].strip()) == plumbing.reference.tokenizer().stop_tokens
+    assert any("stop_tokens = list(rules.stop_tokens)" in c.source for c in nb.cells if c.cell_type == "code")

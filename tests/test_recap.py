@@ -18,11 +18,7 @@ import pytest
 import plumbing
 
 #: (notebook number, function) -> why that notebook's function differs from the other notebooks' copies.
-EXTENDED = {
-    ("04", "apply_rotary_emb"): "04 teaches Meta's own signature (queries and keys together); later notebooks rotate one tensor",
-    ("08", "attention"): "08 teaches Meta's key/value cache: the function gains start_pos and writes cache_k, cache_v",
-    ("08", "transformer_block"): "08 passes start_pos on to its cached attention",
-}
+EXTENDED: dict[tuple[str, str], str] = {}  # none: 08's cached attention and block have names of their own
 
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
@@ -63,6 +59,26 @@ def drift(found: dict[str, dict[str, str]]) -> list[str]:
 def test_every_retyped_function_is_the_same_in_every_notebook():
     differ = drift(definitions())
     assert not differ, "the story-so-far copies have drifted:\n  " + "\n  ".join(differ)
+
+
+def test_the_shared_functions_take_what_they_use_as_arguments():
+    """The story-so-far functions read no notebook global but torch, F and math: each copy stands alone, and the same
+    function runs the stand-in and the real model (its model, layer, constants come in as arguments)."""
+    allowed = {"torch", "F", "math", "apply_rotary_emb", "repeat_kv", "rms_norm", "attention", "feed_forward",
+               "precompute_freqs_cis", "cached_attention", "cached_block", "causal_mask", "range", "len", "float"}
+    found = definitions()
+    for name in ("rms_norm", "precompute_freqs_cis", "apply_rotary_emb", "repeat_kv", "attention", "feed_forward",
+                 "transformer_block", "causal_mask"):
+        for number, body in found[name].items():
+            tree = ast.parse(body)
+            function = tree.body[0]
+            local = {a.arg for a in function.args.args} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                                                          and isinstance(n.ctx, ast.Store)}
+            local |= {t.id for n in ast.walk(tree) if isinstance(n, (ast.For, ast.comprehension))
+                      for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+            local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+            free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
+            assert free <= allowed, f"{name} in notebook {number} reads notebook globals {sorted(free - allowed)}"
 
 
 def test_the_exceptions_are_real():

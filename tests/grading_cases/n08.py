@@ -6,7 +6,7 @@ MISTAKES = {
     "08-kv-cache": ("cache_k[layer, start_pos : start_pos + seqlen] = xk",
                     "cache_k[layer, start_pos + 1 : start_pos + seqlen + 1] = xk"),
     # the new token placed on the prompt's last position (positions counted as if from 1)
-    "08-decode": ("start_pos=seqlen)", "start_pos=seqlen - 1)"),
+    "08-decode": ("forward(model, [next_token], seqlen, cache)", "forward(model, [next_token], seqlen - 1, cache)"),
     # prev_pos never advanced: every step feeds the whole sequence from position 0 again
     "08-generate": ("\n        prev_pos = cur_pos", ""),
 }

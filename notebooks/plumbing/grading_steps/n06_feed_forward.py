@@ -62,9 +62,9 @@ def layer_output(v, ctx):
 STEPS = [
     Step("06-ffn-norm", "62a0d3aa", "ffn_norm: RMSNorm of h",
          "ffn_norm_weight: layer 0's gain layers.0.ffn_norm.weight [dim] bf16 (read it with layer0).\n"
-         "ffn_input: h normalised with rms_norm and that gain, [seqlen, dim] bf16.",
+         "ffn_input: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
          "ffn_norm_weight：第 0 层的增益 layers.0.ffn_norm.weight，[dim] bf16（用 layer0 读取）。\n"
-         "ffn_input：用 rms_norm 和这个增益对 h 做归一化，[seqlen, dim] bf16。",
+         "ffn_input：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
          "{'h': h, 'ffn_input': ffn_input}",
          ffn_norm),
     Step("06-silu", "385b962f", "SiLU, written by hand",

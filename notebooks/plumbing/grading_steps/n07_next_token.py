@@ -76,19 +76,19 @@ def next_token(v, ctx):
 
 STEPS = [
     Step("07-layers", "4e00455a", "every layer, in order",
-         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block(h, layer, freqs_cis,\n"
-         "mask) for every layer, 0 ... n_layers - 1, in order (freqs_cis and mask: section 1's).\n"
+         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block(h, model, layer,\n"
+         "freqs_cis, mask) for every layer, 0 ... n_layers - 1, in order (freqs_cis and mask: section 1's).\n"
          "residual_stream: a list of h before layer 0 and after each layer.",
          "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的\n"
-         "transformer_block(h, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
+         "transformer_block(h, model, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
          "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
          "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
          layers, points=2),
     Step("07-final-norm", "a5dfbe6a", "the final norm",
-         "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with weight).\n"
-         "h_norm: h normalised with rms_norm and that gain, [seqlen, dim] bf16.",
-         "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 weight 读取）。\n"
-         "h_norm：用 rms_norm 和这个增益对 h 做归一化，[seqlen, dim] bf16。",
+         "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with model.get).\n"
+         "h_norm: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
+         "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 model.get 读取）。\n"
+         "h_norm：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
          "{'h': h, 'h_norm': h_norm}",
          final_norm),
     Step("07-logits", "5fdf0ae1", "the output projection: logits",

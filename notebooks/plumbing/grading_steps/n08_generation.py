@@ -24,6 +24,8 @@ from ..grading import Step, compare
 
 #: The constructed model's vocabulary: Meta's, so that the stop tokens (128001, 128008, 128009) are ids of it.
 VOCAB = 128256
+#: Meta's ``Tokenizer.stop_tokens``, given to the student's ``generate`` as the notebook gives it Llama 3's.
+STOP_TOKENS = [128001, 128008, 128009]
 #: (prompt, max_gen_len, position of the stop token or None, the stop token): a stop after 4 new ids, none
 #: within max_gen_len, and a stop as the very first new id.
 PROBES = [([128000, 791, 4320, 374], 8, 7, 128009), ([128000, 9906], 3, None, None), ([128000], 5, 1, 128001)]
@@ -45,7 +47,7 @@ def toy_logits(tokens, start_pos: int, stop_at, stop_token):
 
 
 def _caches(ns):
-    return [ns["cache_k"], ns["cache_v"]]
+    return list(ns["cache"])
 
 
 def kv_cache_values(ns) -> dict:
@@ -53,7 +55,8 @@ def kv_cache_values(ns) -> dict:
     ``seqlen`` rows, and the logits of one more call of the student's ``forward`` for one token (the argmax) at
     position ``seqlen``. The caches are restored afterwards: the notebook's own cells see them as they were."""
     prompt = [int(t) for t in ns["prompt_tokens"]]
-    forward, seqlen = ns["forward"], len(prompt)
+    seqlen = len(prompt)
+    forward = lambda tokens, start_pos: ns["forward"](ns["model"], tokens, start_pos, ns["cache"])  # noqa: E731
     # Without the prefill's logits (its cell raised), call forward again: the stub raises NotImplementedError.
     logits = ns["logits"] if "logits" in ns else forward(prompt, 0)
     saved = [c.clone() for c in _caches(ns)]
@@ -75,7 +78,7 @@ def decode_values(ns) -> dict:
     prompt, logits = ns["prompt_tokens"], ns["logits"]
     saved = [c.clone() for c in _caches(ns)]
     try:
-        again = ns["forward"]([int(logits[-1].argmax())], len(prompt))
+        again = ns["forward"](ns["model"], [int(logits[-1].argmax())], len(prompt), ns["cache"])
     finally:
         for cache, old in zip(_caches(ns), saved):
             cache.copy_(old)
@@ -93,7 +96,8 @@ def generate_values(generate) -> dict:
             calls.append((int(start_pos), [int(t) for t in tokens]))
             return toy_logits(tokens, int(start_pos), stop_at, stop_token)
 
-        ids, chosen_from = generate(model, list(prompt), max_gen_len, lambda last_logits: last_logits.argmax().item())
+        ids, chosen_from = generate(model, list(prompt), max_gen_len, lambda last_logits: last_logits.argmax().item(),
+                                    STOP_TOKENS, len(prompt) + max_gen_len)
         runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls})
     return {"runs": runs}
 
@@ -192,18 +196,20 @@ STEPS = [
          kv_cache, after="beba54b1", points=2),
     Step("08-decode", "d7438472", "decode: one new position",
          "next_token: the id (an int) of the largest logit of the prefill's last position (greedy).\n"
-         "step_logits: forward on that one token at start_pos = seqlen, [1, vocab_size] float32.",
+         "step_logits: forward(model, ..., cache) on that one token at start_pos = seqlen, [1, vocab_size] float32.",
          "next_token：预填充最后一个位置上最大 logit 的 id（int，贪心）。\n"
-         "step_logits：对这一个词元、在 start_pos = seqlen 处调用 forward，[1, vocab_size] float32。",
+         "step_logits：对这一个词元、在 start_pos = seqlen 处调用 forward(model, ..., cache)，[1, vocab_size] float32。",
          "__import__('plumbing.grading_steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
          decode),
     Step("08-generate", "7f36e9ba", "the generation loop",
-         "The body of generate, as Meta's loop: tokens (the prompt, then each chosen id) and chosen_from (the logits\n"
-         "each id was chosen from: the last row of model's output). Each call of model gets only the tokens it has not\n"
-         "seen yet, with start_pos the position of the first of them; stop after max_gen_len ids or a stop token (kept).",
-         "generate 的函数体，照 Meta 的循环：tokens（提示词，再接上每个选出的 id）和 chosen_from（选出每个 id 所依据的\n"
-         "logits，即 model 输出的最后一行）。每次调用 model 只输入它还没见过的词元，start_pos 为其中第一个词元的位置；\n"
-         "生成 max_gen_len 个 id 后，或生成停止词元（保留它）后停止。",
+         "The body of generate, as Meta's loop: max_gen_len None, 0 or at least max_seq_len means max_seq_len - 1;\n"
+         "tokens (the prompt, then each chosen id) and chosen_from (the logits each id was chosen from: the last row of\n"
+         "step's output). Each call of step gets only the tokens it has not seen yet, with start_pos the position of the\n"
+         "first of them; stop after max_gen_len ids, at max_seq_len, or after a stop token (kept).",
+         "generate 的函数体，照 Meta 的循环：max_gen_len 为 None、0 或不小于 max_seq_len 时取 max_seq_len - 1；\n"
+         "tokens（提示词，再接上每个选出的 id）和 chosen_from（选出每个 id 所依据的 logits，即 step 输出的最后一行）。\n"
+         "每次调用 step 只输入它还没见过的词元，start_pos 为其中第一个词元的位置；生成 max_gen_len 个 id 后、到达\n"
+         "max_seq_len 时，或生成停止词元（保留它）后停止。",
          "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
          generate),
 ]
