@@ -41,7 +41,7 @@ def mistaken(series: Path, edits: dict[str, tuple[str, str]]):
     cells = {s.grade_id: s.cell for s in STEPS[series.name[:2]]}
     for grade_id, (old, new) in edits.items():
         cell = next(c for c in nb.cells if c.get("id") == cells[grade_id])
-        region, _, _ = grading.solution_region(cell.source)
+        region, _, _ = grading.solution_region(cell)
         assert region.count(old) == 1, f"{grade_id}: {old!r} is not once in its solution lines"
         cell.source = cell.source.replace(region, region.replace(old, new))
     return nb
@@ -69,7 +69,7 @@ def test_every_step_is_marked_with_nbgrader_conventions_and_has_cases(number):
         meta = marked[s.cell].metadata["nbgrader"]
         assert meta == {"grade": False, "grade_id": s.grade_id, "locked": False, "schema_version": 3,
                         "solution": True, "task": False}
-        assert s.grade_id.startswith(f"{number}-") and grading.solution_region(marked[s.cell].source)
+        assert s.grade_id.startswith(f"{number}-") and grading.solution_region(marked[s.cell])
     ids = [s.grade_id for s in steps]
     assert len(ids) == len(set(ids))
     if steps:
@@ -89,21 +89,43 @@ def test_student_edition_has_stubs_and_no_solutions():
             assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
             for s in STEPS[number]:
                 cell = next(c for c in nb.cells if c.id == s.cell)
-                region, _, _ = grading.solution_region(cell.source)
+                region, _, _ = grading.solution_region(cell)
                 assert region.strip().endswith("raise NotImplementedError()")
                 assert (s.task if language == "en" else s.task_zh).split("\n")[0] in region
             assert f"notebooks/student/{'zh/' if language == 'zh' else ''}{SERIES[number].name}" in text
 
 
-def test_stub_and_markers():
-    source = "a = 1\n### BEGIN SOLUTION\nb = a + 1\n### END SOLUTION\nprint(b)"
-    assert grading.stub(source, "b: a plus one") == ("a = 1\n### BEGIN SOLUTION\n# b: a plus one\n"
-                                                     "raise NotImplementedError()\n### END SOLUTION\nprint(b)")
-    indented = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION"
+def test_stub_and_solution_lines():
+    cell = {"source": "a = 1\nb = a + 1\nprint(b)", "metadata": {"llama3": {"solution_lines": [2, 2]}}}
+    assert grading.solution_region(cell) == ("b = a + 1", 1, 2)
+    assert grading.stub(cell, "b: a plus one") == ("a = 1\n### BEGIN SOLUTION\n# b: a plus one\n"
+                                                   "raise NotImplementedError()\n### END SOLUTION\nprint(b)")
+    student = {"source": grading.stub(cell, "b"), "metadata": cell["metadata"]}  # markers win over metadata
+    assert grading.solution_region(student) == ("# b\nraise NotImplementedError()", 2, 4)
+    indented = {"source": "def f(x):\n    return x", "metadata": {"llama3": {"solution_lines": [2, 2]}}}
     assert grading.stub(indented, "return x").endswith("    # return x\n    raise NotImplementedError()\n    ### END SOLUTION")
-    assert grading.without_markers(source) == "a = 1\nb = a + 1\nprint(b)"
-    with pytest.raises(plumbing.Llama3Error, match="BEGIN SOLUTION"):
-        grading.stub("b = 1", "b")
+    for lines in ([0, 1], [2, 1], [3, 4]):
+        with pytest.raises(plumbing.Llama3Error, match="solution_lines"):
+            grading.stub({"source": "a = 1\nb = 2", "metadata": {"llama3": {"solution_lines": lines}}}, "b")
+    with pytest.raises(plumbing.Llama3Error, match="solution_lines"):
+        grading.stub({"source": "b = 1", "metadata": {}}, "b")
+
+
+@pytest.mark.parametrize("number", sorted(SERIES))
+def test_the_series_shows_no_markers_and_its_solution_lines_are_whole_statements(number):
+    """No nbgrader marker in the notebooks a learner reads; each graded cell's solution lines start and end on
+    code at one indentation, and the stub in their place still compiles (stale line numbers fail here)."""
+    nb = nbformat.read(SERIES[number], as_version=4)
+    assert not any("BEGIN SOLUTION" in c.source or "END SOLUTION" in c.source for c in nb.cells)
+    for s in STEPS.get(number, []):
+        cell = next(c for c in nb.cells if c.id == s.cell)
+        region, b, e = grading.solution_region(cell)
+        lines = region.split("\n")
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        assert lines[0].strip() and lines[-1].strip(), f"{s.grade_id}: the solution lines start or end blank"
+        assert all(len(line) - len(line.lstrip()) >= indent for line in lines if line.strip()), s.grade_id
+        compile(grading.stub(cell, s.task), s.grade_id, "exec")
+        compile(cell.source, s.grade_id, "exec")
 
 
 def test_shortcuts_are_found_by_name_attribute_and_import():

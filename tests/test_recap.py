@@ -20,13 +20,10 @@ import plumbing
 #: (notebook number, function) -> why that notebook's function differs from the other notebooks' copies.
 EXTENDED: dict[tuple[str, str], str] = {}  # none: 08's cached attention and block have names of their own
 
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
-
-
 def code_of(source: str) -> str:
-    """A code cell's Python: IPython's magics and shell lines and the graded steps' markers left out."""
+    """A code cell's Python: IPython's magics and shell lines left out."""
     return "\n".join(line for line in source.splitlines()
-                     if not line.lstrip().startswith(("%", "!")) and line.strip() not in MARKERS)
+                     if not line.lstrip().startswith(("%", "!")))
 
 
 def definitions() -> dict[str, dict[str, str]]:

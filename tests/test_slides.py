@@ -131,18 +131,18 @@ def test_one_slide_per_section_with_the_title_first(decks, stem, lang):
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("stem", STEMS)
 def test_the_core_path_is_shown_and_nothing_else(decks, stem, lang):
-    """Every code cell of the core path is on a slide, without nbgrader's markers; no code of a deep dive or of a
+    """Every code cell of the core path is on a slide; no code of a deep dive or of a
     solution, no deep dive's heading, no Colab cell, no solution's text."""
     path = deck_path(decks, stem, lang)
     deck, nb, text = read_deck(path), source(stem, lang), path.read_text(encoding="utf-8")
     shown = [c.strip("\n") for c in deck.code]
-    core = [slides.without_markers(c.source).strip("\n") for c in core_cells(nb) if c.cell_type == "code"]
+    core = [c.source.strip("\n") for c in core_cells(nb) if c.cell_type == "code"]
     assert shown == core, "the decks' code is not the core path's code cells, in order"
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
     deep = slides.deep_dives_start(nb.cells)
     left_out = [c for i, c in enumerate(nb.cells) if slides.is_skipped(c, i, deep)]
     for cell in left_out:
-        code = slides.without_markers(cell.source).strip("\n")
+        code = cell.source.strip("\n")
         if cell.cell_type == "code" and code not in core:
             assert code not in shown, f"left-out code is on a slide: {code[:80]!r}"
         for line in cell.source.split("\n"):
@@ -195,12 +195,12 @@ def test_every_deck_loads_only_local_files(decks):
 
 def test_slide_types_of_a_tiny_notebook():
     """Title and ``##`` headings start slides; a step's markdown a slide below; its code joins it; the Colab cells,
-    the solutions and the deep dives are skipped; nbgrader's markers go; the notebook itself is left as it is."""
+    the solutions and the deep dives are skipped; the notebook itself is left as it is."""
     nb = tiny_notebook()
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     colab = md("**Google Colab:** [open this notebook there](https://colab.research.google.com/x)")
     colab["id"] = "colab-link"
-    step = code("### BEGIN SOLUTION\nx = 6 * 7\n### END SOLUTION\nprint(x)", execution_count=9)
+    step = code("x = 6 * 7\nprint(x)", execution_count=9)
     nb.cells[1:1] = [colab, md("## 1. A step\n\nWhy it is needed: $x = 42$."), step, md("**Check.** It is 42.")]
     before = nbformat.writes(nb)
     shown = slides.slideshow(nb)

@@ -5,9 +5,8 @@
 
 Each edition is staged exactly as the course site stages it (tools/site_stage.py: the executed notebooks, the
 Chinese ones translated by ``i18n.notebook_text``, their figures as files), then changed for paper by
-:func:`print_files`: the Colab link and setup cells (ids ``colab-link``, ``colab-setup``) are left out, the
-nbgrader markers ``### BEGIN SOLUTION`` / ``### END SOLUTION`` are removed from code cells, and the home page
-gives way to a title page (:func:`title_page`). Sphinx's ``singlehtml`` builder with the site's own
+:func:`print_files`: the Colab link and setup cells (ids ``colab-link``, ``colab-setup``) are left out and the
+home page gives way to a title page (:func:`title_page`). Sphinx's ``singlehtml`` builder with the site's own
 configuration (tools/book/conf.py, run as tools/build_site.py runs it: every warning an error) makes one page
 of the whole series; Chromium (driven by playwright, as tests/test_site_browser.py does) loads it from disk,
 waits for MathJax, opens every folded solution and deep dive, writes the table of contents and prints it
@@ -49,7 +48,6 @@ from pathlib import Path
 import nbformat
 
 import plumbing
-from plumbing.grading import without_markers
 from plumbing.paths import atomic_write
 from site_stage import BOOK, EDITIONS, REPO_ROOT, Edition, SiteError, source_files, stage_files, translated, \
     write_files
@@ -123,14 +121,9 @@ WORDS = {
 
 
 def print_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of ``nb`` for paper: without the Colab cells (:data:`LEFT_OUT_CELLS`), and its code cells
-    without nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines (``plumbing.grading.without_markers``;
-    the site's staging drops them from the graded cells already, this from any code cell)."""
+    """A copy of ``nb`` for paper, without the Colab cells (:data:`LEFT_OUT_CELLS`)."""
     nb = nbformat.from_dict(nb)  # a deep copy
     nb.cells = [c for c in nb.cells if c.get("id") not in LEFT_OUT_CELLS]
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.source = without_markers(cell.source)
     return nb
 
 

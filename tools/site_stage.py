@@ -39,7 +39,6 @@ import nbformat
 import attachments
 import i18n
 import plumbing
-from plumbing.grading import without_markers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
@@ -131,13 +130,8 @@ def shown_notebook(nb) -> nbformat.NotebookNode | None:
     dropped and its markdown showing the files again (``attachment:x.png`` -> ``../images/x.png``), because
     MyST-NB does not show attachments (executablebooks/MyST-NB issues 492 and 655); and its code highlighted
     as IPython (``pygments_lexer`` ``ipython3``, as Jupyter writes it), so that the Colab setup cell's ``!git``
-    and ``%pip`` lines are highlighted rather than a warning that stops the build; and its graded cells shown
-    without nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines (plumbing.grading), which are for the
-    student edition and the autograder, not for the reader."""
+    and ``%pip`` lines are highlighted rather than a warning that stops the build."""
     shown = attachments.file_references(nb)
-    for cell in shown.cells:
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            cell.source = without_markers(cell.source)
     info = shown.metadata.get("language_info")
     if info is not None and info.get("name") == "python":
         info["pygments_lexer"] = "ipython3"

@@ -15,7 +15,7 @@ slide metadata (``slideshow.slide_type``; the committed notebooks carry none):
 - left out (``skip``): the Colab link and setup cells (ids ``colab-link``, ``colab-setup``), every cell
   tagged ``solution``, and everything from the ``## Deep dives`` heading on; the sentence of the exercises
   that points at the collapsed solutions goes too;
-- code cells lose nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines; no execution prompts.
+- no execution prompts.
 
 The template (tools/slides_template/llama3_slides/) is nbconvert's ``reveal`` with every outside file made
 local: reveal.js from the PyPI package sphinx-revealjs (which ships reveal.js's own ``dist/`` and
@@ -60,7 +60,6 @@ from pathlib import Path
 import nbformat
 
 import plumbing
-from plumbing.grading import without_markers
 from site_stage import EDITIONS, REPO_ROOT, SiteError, edition_notebook
 
 __all__ = ["SlidesError", "build", "site_decks", "slideshow", "split_markdown", "table_code", "write_deck", "deck_name",
@@ -296,7 +295,6 @@ def slideshow(nb, budget: float = BUDGET) -> nbformat.NotebookNode:
             cells.append(cell)
             continue
         if cell.cell_type == "code":
-            cell.source = without_markers(cell.source)  # nbgrader's lines, for the student edition
             height = code_height(cell)
             joins = height <= room
             set_type(cell, "-" if joins else "subslide")

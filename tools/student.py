@@ -7,9 +7,9 @@ Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb
 ``notebooks/zh/NN_*.ipynb``, which ``tools/i18n.py build`` writes) and their graded steps
 (``plumbing.grading_steps``). In each notebook:
 
-- every graded cell (nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` and cell metadata
-  ``nbgrader.solution``) keeps its markers and the lines around them; between the markers, the step's task
-  as comments (Chinese in the Chinese edition) and ``raise NotImplementedError()``;
+- in every graded cell (cell metadata ``nbgrader.solution``), the solution lines (metadata
+  ``llama3.solution_lines``) become the step's task as comments (Chinese in the Chinese edition) and
+  ``raise NotImplementedError()``, between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``;
 - the exercises stay, their solutions go (the cells tagged ``solution``, and the line that says where they are);
 - a note under the title says what to write and how to grade it (``make grade NOTEBOOK=...``);
 - the Colab link opens the student edition's notebook;
@@ -17,8 +17,8 @@ Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb
 
 Everything else (the explanations, the figures, the visible checks, the deep dives) is the series' text.
 
-Raises (printed as one line, exit status 2): ``StudentError``: a graded step whose cell is missing or has no
-markers, or a marked cell that is not a graded step.
+Raises (printed as one line, exit status 2): ``StudentError``: a graded step whose cell is missing or names no
+solution lines, or a marked cell that is not a graded step.
 """
 
 from __future__ import annotations
@@ -91,9 +91,10 @@ def student_notebook(nb, number: str, language: str, path: str):
                                        + ("marked as a solution but is not a graded step (plumbing.grading_steps)"
                                           if step is None else "a graded step without nbgrader's metadata"))
                 try:
-                    cell.source = stub(cell.source, step.task if language == "en" else step.task_zh)
+                    cell.source = stub(cell, step.task if language == "en" else step.task_zh)
                 except plumbing.Llama3Error as e:
                     raise StudentError(f"{path}: cell {cell.get('id')}: {e}") from None
+                cell.metadata.pop("llama3", None)  # the markers say where the learner's lines are
                 seen.add(step.cell)
         cells.append(cell)
     missing = sorted(set(steps) - seen)

@@ -1,8 +1,9 @@
 """The autograder: run a student's notebook on the weights in use and grade it step by step.
 
-The steps a learner writes are the code cells marked with nbgrader's conventions: the lines between
-``### BEGIN SOLUTION`` and ``### END SOLUTION``, in a cell whose metadata ``nbgrader`` says ``solution: true``
-and gives the step's ``grade_id``. :mod:`plumbing.grading_steps` says, for each step, which values to read
+The steps a learner writes are code cells found by metadata: ``nbgrader`` says ``solution: true`` and gives
+the step's ``grade_id``; in the series, which shows no markers, ``llama3.solution_lines`` gives the solution's
+first and last line; the student edition puts nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``
+around its stub, where the learner writes. :mod:`plumbing.grading_steps` says, for each step, which values to read
 from the student's kernel and how to check them. The checks run here, in the grader's process, from the
 package: Meta's reference code (``llama_models``) or its formula, applied to the student's own inputs of
 that step. So a mistake in one step costs that step only (the next step is checked on what the student
@@ -28,7 +29,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import tempfile
 import textwrap
 from collections.abc import Callable, Mapping
@@ -39,7 +39,6 @@ from pathlib import Path
 from .errors import Llama3Error
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-MARKER = re.compile(r"^(?P<indent>[ \t]*)### (?P<which>BEGIN|END) SOLUTION[ \t]*$", re.M)
 #: Modules whose use in a solution is always a shortcut: Meta's reference code and Hugging Face's.
 FORBIDDEN_MODULES = ("llama_models", "transformers", "plumbing.reference")
 #: The stub's exception: a step whose cell raises it was not attempted.
@@ -189,37 +188,42 @@ def _short(value) -> str:
 # --------------------------------------------------------------------------- the notebook's marked cells
 
 
-def solution_region(source: str) -> tuple[str, int, int] | None:
-    """The lines between the markers of ``source``: (text, index of BEGIN's line, index of END's line), or None."""
-    lines = source.split("\n")
+def solution_region(cell) -> tuple[str, int, int] | None:
+    """The solution lines of a graded cell: (their text, index of the first, index after the last), or None.
+
+    In the student edition (and a learner's copy) they are the lines between nbgrader's markers; in the series,
+    the lines that the cell's metadata ``llama3.solution_lines`` names ([first, last], counted from 1, as
+    Jupyter numbers them).
+    """
+    lines = cell["source"].split("\n")
     begin = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
     end = [i for i, line in enumerate(lines) if line.strip() == END]
-    if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
+    if begin or end:
+        if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
+            return None
+        return "\n".join(lines[begin[0] + 1:end[0]]), begin[0] + 1, end[0]
+    first, last = cell.get("metadata", {}).get("llama3", {}).get("solution_lines", (0, -1))
+    if not 1 <= first <= last <= len(lines):
         return None
-    return "\n".join(lines[begin[0] + 1:end[0]]), begin[0], end[0]
+    return "\n".join(lines[first - 1:last]), first - 1, last
 
 
-def without_markers(source: str) -> str:
-    """``source`` without its marker lines (what the site, the slides and the book show)."""
-    return "\n".join(line for line in source.split("\n") if not MARKER.fullmatch(line))
-
-
-def stub(source: str, task: str) -> str:
-    """``source`` with its solution replaced by the student edition's stub: the task, then NotImplementedError.
-
-    The marker lines stay (nbgrader's convention), so the student's answer goes where the solution was.
+def stub(cell, task: str) -> str:
+    """The source of a graded cell of the series with its solution lines replaced by the student edition's stub:
+    nbgrader's markers around the task, as comments, and ``raise NotImplementedError()``.
 
     Raises:
-        Llama3Error: ``source`` does not hold exactly one pair of markers.
+        Llama3Error: the cell's metadata names no solution lines within it.
     """
-    region = solution_region(source)
+    region = solution_region(cell)
     if region is None:
-        raise Llama3Error(f"a graded cell needs one {BEGIN!r} line and one {END!r} line after it:\n{source}")
-    lines = source.split("\n")
+        raise Llama3Error("a graded cell needs metadata llama3.solution_lines = [first, last] within its "
+                          f"{len(cell['source'].split(chr(10)))} lines:\n{cell['source']}")
+    lines = cell["source"].split("\n")
     _, b, e = region
     indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
     body = [f"{indent}# {line}" for line in task.split("\n")] + [f"{indent}raise NotImplementedError()"]
-    return "\n".join(lines[: b + 1] + body + lines[e:])
+    return "\n".join(lines[:b] + [indent + BEGIN] + body + [indent + END] + lines[e:])
 
 
 def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
@@ -420,7 +424,7 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
 
     if cell is None:
         return result("not attempted", f"the cell {s.cell} is missing")
-    region = solution_region(cell.source)
+    region = solution_region(cell)
     code = region[0] if region else cell.source
     error = _error_of(cell)
     if error and error[0] == NOT_ATTEMPTED:
