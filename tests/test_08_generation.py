@@ -23,7 +23,6 @@ top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 16], the
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
