@@ -62,7 +62,8 @@ def test_binder_configuration():
     assert "-r ../requirements.lock" in reqs, "Binder must install the repository's lock file, as make does"
     post = ROOT / "binder" / "postBuild"
     assert os.access(post, os.X_OK), "binder/postBuild must be executable"
-    assert re.search(r"pip install .*--editable \.\n.*python -m plumbing build-standin", post.read_text(), re.S)
+    assert re.search(r"pip install .*--editable \.\n.*python -m plumbing build-standin\n.*python -m plumbing build-smollm2",
+                     post.read_text(), re.S)
 
 
 def test_binder_build_steps_in_a_fresh_virtual_environment():
@@ -88,6 +89,7 @@ def test_binder_build_steps_in_a_fresh_virtual_environment():
         report = run(["python", "-m", "plumbing", "check-weights"], repo, env, "python -m plumbing check-weights")
         assert "stand-in" in report
         assert (repo / "data" / "standin" / "STANDIN.json").is_file()
+        assert (repo / "data" / "smollm2" / "SMOLLM2.json").is_file()
 
 
 # --------------------------------------------------------------------------- the workflow
@@ -201,7 +203,7 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
     """The setup cell's commands, in a fresh virtual environment that holds torch (as Colab's runtime does).
 
     torch is not reinstalled; nothing of JupyterLab, Sphinx, transformers or nbval is installed; the stand-in is
-    built in the clone; notebooks 01 and 03 then run in a kernel of that environment (``ipykernel``, ``nbclient``
+    built in the clone, and SmolLM2; notebooks 01 and 03 then run in a kernel of that environment (``ipykernel``, ``nbclient``
     and ``nbformat`` installed first: Colab has them).
     """
     if not (ROOT / ".git").exists() or shutil.which("git") is None:
@@ -229,6 +231,7 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
     for name in ("jupyterlab", "sphinx", "transformers", "nbval", "pytest"):
         assert f"\n{name}==" not in f"\n{installed}", f"the setup cell installed {name}"
     assert (clone / "data" / "standin" / "STANDIN.json").is_file()
+    assert (clone / "data" / "smollm2" / "SMOLLM2.json").is_file()
     script = ("import sys, nbformat; from nbclient import NotebookClient\n"
               "for name in sys.argv[1:]:\n"
               "    nb = nbformat.read(name, as_version=4)\n"
