@@ -29,7 +29,8 @@ BANNERS = {
     "en": {
         "standin": ("Run on the synthetic stand-in:",
                     "random weights with {model}'s names, shapes and dtype, not Meta's weights. The values "
-                    "differ from the real model's; shapes, dtypes and every check do not."),
+                    "differ from the real model's; shapes, dtypes and every check do not. The sections on "
+                    "SmolLM2-135M-Instruct run a small trained model (not Llama 3)."),
         "real": ("Run on real weights:",
                  "{description}. The outputs on this page come from a real Llama 3 checkpoint, not from the synthetic "
                  "stand-in; Meta's Llama 3 Community License applies to them."),
@@ -41,7 +42,7 @@ BANNERS = {
     "zh_CN": {
         "standin": ("本页在合成替身权重（synthetic stand-in）上运行：",
                     "随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重。数值与真实模型不同；"
-                    "形状、数据类型和每一项检查都相同。"),
+                    "形状、数据类型和每一项检查都相同。讲 SmolLM2-135M-Instruct 的小节运行的是一个训练过的小模型（不是 Llama 3）。"),
         "real": ("本页在真实权重上运行：",
                  "{description}。本页的输出来自真实的 Llama 3 检查点，而不是合成替身权重；"
                  "这些输出受 Meta 的 Llama 3 社区许可协议（Llama 3 Community License）约束。"),
