@@ -32,7 +32,7 @@ def draw_rope_pairs():
         return xs
 
     # Meta: interleaved, pair i = dims (2i, 2i+1)
-    ax.text(0.5, 5.8, "Meta layout (apply_rotary_emb in Meta's llama/model.py): adjacent dimensions form a pair",
+    ax.text(0.5, 5.8, "Meta layout (apply_rotary_emb in llama_models/llama3/model.py): adjacent dimensions form a pair",
             fontsize=11, fontweight="bold", va="top")
     ax.text(0.5, 5.45, "view_as_complex(x.reshape(..., 64, 2)):  pair i = dims (2i, 2i+1)  →  complex number "
             "x[2i] + i·x[2i+1]", fontsize=9.5, va="top", family=MONO)
