@@ -23,8 +23,8 @@ PATTERNS = {
     "a date": re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|\b\d{1,2}:\d\d:\d\d\b"),
     "a timing": re.compile(r"(?i)\bwall time\b|\bcpu times\b|\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|sec|seconds)\b|\d+(?:\.\d+)?s/it|it/s\b"),
 }
-ALLOWED_CELL_METADATA = {"tags", "jupyter", "nbgrader"}  # jupyter: {"source_hidden": true} keeps a solution collapsed;
-# nbgrader: a graded step (plumbing.grading)
+ALLOWED_CELL_METADATA = {"tags", "jupyter", "nbgrader", "llama3"}  # jupyter: {"source_hidden": true} keeps a solution
+# collapsed; nbgrader: a graded step (plumbing.grading); llama3: a graded cell's solution_lines
 ALLOWED_NB_METADATA = {"kernelspec", "language_info", "llama3"}  # llama3: the weights and prompt of the run
 
 
