@@ -265,6 +265,7 @@ def test_the_launch_menu_opens_colab_and_binder(browser, tiny_editions, name):
 
 #: the solutions' one toggle, in each edition's words (tools/book/editions.py, LABELS["show_solution"])
 SHOW_SOLUTION = {"en": "Show the solution", "zh_CN": "显示解答"}
+SHOW_CODE = {"en": "Show the code", "zh_CN": "显示代码"}
 
 
 def solution_runs(notebook: Path) -> int:
@@ -279,9 +280,10 @@ def solution_runs(notebook: Path) -> int:
 SOLUTION_TOGGLES = """() => {
   const article = document.querySelector('article.bd-article') || document.body;
   const shown = e => !!e && e.checkVisibility();
-  // every toggle on the page but the deep dives' one: <details> summaries, and MyST-NB's and sphinx-togglebutton's own
+  // every toggle on the page but the deep dives' one and the collapsed code cells' (tag hide-input, CODE_TOGGLES):
+  // <details> summaries, and MyST-NB's and sphinx-togglebutton's own
   const toggles = [...article.querySelectorAll('details > summary, button.toggle-button, .toggle-details__summary')]
-    .filter(s => !s.closest('details.llama3-deep-dives > summary') && !s.parentElement.matches('details.llama3-deep-dives'));
+    .filter(s => !s.parentElement.matches('details.llama3-deep-dives, details.hide.above-input'));
   return toggles.map(s => {
     const box = s.closest('details') || s.parentElement;
     const style = getComputedStyle(s), boxStyle = getComputedStyle(box);
@@ -294,9 +296,15 @@ SOLUTION_TOGGLES = """() => {
 }"""
 
 
-def solution_toggle_problems(browser, base: str, name: str, expected: int, show: str) -> list[str]:
+#: the collapsed code cells' toggles (cells tagged hide-input): their words, and whether a click shows the code
+CODE_TOGGLES = """() => [...document.querySelectorAll('article.bd-article details.hide.above-input')].map(d => ({
+  label: d.querySelector('summary').innerText.trim(), codeShown: [...d.querySelectorAll('.cell_input')].some(e => e.checkVisibility())}))"""
+
+
+def solution_toggle_problems(browser, base: str, name: str, expected: int, show: str, show_code: str) -> list[str]:
     """What is wrong with the solutions' toggles of page ``name``: one per solution (``expected``), each with the
-    words ``show`` and one style, closed, and a click on each shows its code (and output)."""
+    words ``show`` and one style, closed, and a click on each shows its code (and output); the collapsed code cells'
+    toggles, with the words ``show_code``, closed until clicked."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.goto(base + name, wait_until="load")
@@ -314,6 +322,15 @@ def solution_toggle_problems(browser, base: str, name: str, expected: int, show:
     toggles = page.locator("article.bd-article details.llama3-solution > summary")
     for i in range(toggles.count()):
         toggles.nth(i).click()
+    code = page.evaluate(CODE_TOGGLES)
+    if [t for t in code if t["codeShown"]]:
+        found.append("a collapsed code cell shows its code before a click")
+    if {t["label"] for t in code} - {show_code}:
+        found.append(f"collapsed code cells with other words than {show_code!r}: {sorted({t['label'] for t in code})}")
+    if code:
+        page.locator("article.bd-article details.hide.above-input > summary").first.click()
+        if not page.evaluate(CODE_TOGGLES)[0]["codeShown"]:
+            found.append("a click on a collapsed code cell's toggle shows no code")
     after = page.evaluate(SOLUTION_TOGGLES)
     hidden = [i for i, t in enumerate(after) if not (t["code"] and t["codeShown"])]
     if hidden:
@@ -333,7 +350,7 @@ def test_one_solution_toggle_per_exercise(browser, site, executed, zh_stems):
             if expected:
                 checked += 1
                 name = f"{folder}/notebooks/{stem}.html" if folder else f"notebooks/{stem}.html"
-                found += solution_toggle_problems(browser, site.as_uri() + "/", name, expected, SHOW_SOLUTION[lang])
+                found += solution_toggle_problems(browser, site.as_uri() + "/", name, expected, SHOW_SOLUTION[lang], SHOW_CODE[lang])
     assert checked, "no notebook page has exercises with solutions"
     assert not found, "\n".join(found)
 

@@ -36,6 +36,8 @@ LABELS = {
         "show_solution": "Show the solution",
         "hide_solution": "Hide the solution",
         "show_deep_dives": "Show the deep dives",
+        "show_code": "Show the code",  # a collapsed code cell (tag hide-input), MyST-NB's nb_code_prompt_show
+        "hide_code": "Hide the code",
         "optional": " (optional)",
         "other_edition": "This page in another language",
         "launch": "Launch interactive content",
@@ -46,6 +48,8 @@ LABELS = {
         "show_solution": "显示解答",
         "hide_solution": "隐藏解答",
         "show_deep_dives": "展开深入探讨",
+        "show_code": "显示代码",
+        "hide_code": "隐藏代码",
         "optional": "（选读）",
         "other_edition": "本页的其他语言版本",
         "launch": "在线运行笔记本",
@@ -118,7 +122,14 @@ class TocTreeIfFound(TocTree):
         return super().parse_content(toctree)
 
 
+def code_prompts(app: Sphinx, config) -> None:
+    """MyST-NB's words on a collapsed code cell's toggle, in the build's language."""
+    config.nb_code_prompt_show = LABELS[config_language(config)]["show_code"]
+    config.nb_code_prompt_hide = LABELS[config_language(config)]["hide_code"]
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", code_prompts)
     app.add_config_value("llama3_other_edition", "", "env", types=(str,))
     app.add_directive("llama3-left-out", LeftOut)
     app.add_directive("llama3-toctree-if-found", TocTreeIfFound)
