@@ -20,7 +20,7 @@ import pytest
 
 import plumbing
 import student
-from grading_cases import cases
+from grading_cases import cases, other_cases
 from plumbing import grading
 from plumbing.grading_steps import STEPS
 
@@ -45,6 +45,33 @@ def mistaken(series: Path, edits: dict[str, tuple[str, str]]):
         assert region.count(old) == 1, f"{grade_id}: {old!r} is not once in its solution lines"
         cell.source = cell.source.replace(region, region.replace(old, new))
     return nb
+
+
+def edited(series: Path, edits: list[tuple]):
+    """The series' notebook with ``edits`` ``[(grade_id, old, new)]`` made in order inside each step's solution lines
+    (``old`` and ``new`` may be tuples of replacements), the metadata's solution lines moved with them."""
+    nb = nbformat.read(series, as_version=4)
+    cells = {s.grade_id: s.cell for s in STEPS[series.name[:2]]}
+    for grade_id, olds, news in edits:
+        cell = next(c for c in nb.cells if c.get("id") == cells[grade_id])
+        for old, new in zip(*((olds, news) if isinstance(olds, tuple) else ((olds,), (news,)))):
+            region, _, _ = grading.solution_region(cell)
+            assert region.count(old) == 1, f"{grade_id}: {old!r} is not once in its solution lines"
+            cell.source = cell.source.replace(region, region.replace(old, new))
+            added = new.count("\n") - old.count("\n")
+            if added and "llama3" in cell.metadata:  # the solution's last line moves down
+                first, last = cell.metadata["llama3"]["solution_lines"]
+                cell.metadata["llama3"]["solution_lines"] = [first, last + added]
+    return nb
+
+
+def rounds(edits: list[tuple]) -> list[list[tuple]]:
+    """``edits`` in rounds that edit each step at most once."""
+    out: list[list[tuple]] = []
+    for e in edits:
+        free = next((r for r in out if e[0] not in {g for g, _, _ in r}), None)
+        free.append(e) if free is not None else out.append([e])
+    return out
 
 
 def statuses(report) -> dict[str, str]:
@@ -196,15 +223,56 @@ def test_each_mistake_loses_exactly_its_step(number, tmp_path, standin_dir):
 @pytest.mark.notebook
 @pytest.mark.parametrize("number", [n for n in GRADED if cases(n)[1]])
 def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, standin_dir):
+    """Each shortcut, however the function is named (an alias, getattr, a layer class), is flagged: the source
+    check sees the plain names, the tripwires the rest."""
     _, shortcuts = cases(number)
-    nb = mistaken(SERIES[number], {g: (old, new) for g, old, new in shortcuts})
-    # Deleting every visible check (and Meta's reference in them) changes no step's grade.
-    nb.cells = [c for c in nb.cells if "plumbing.check(" not in c.source or c.metadata.get("nbgrader")]
-    report = grading.grade(write(nb, tmp_path, SERIES[number].name))
-    flagged = {g for g, _, _ in shortcuts}
-    assert statuses(report) == {s.grade_id: "shortcut" if s.grade_id in flagged else "passed" for s in STEPS[number]}, \
+    for edits in rounds(shortcuts):
+        nb = edited(SERIES[number], edits)
+        # Deleting every visible check (and Meta's reference in them) changes no step's grade.
+        nb.cells = [c for c in nb.cells if "plumbing.check(" not in c.source or c.metadata.get("nbgrader")]
+        report = grading.grade(write(nb, tmp_path, SERIES[number].name))
+        flagged = {g for g, _, _ in edits}
+        assert statuses(report) == {s.grade_id: "shortcut" if s.grade_id in flagged else "passed"
+                                    for s in STEPS[number]}, (edits, report.text())
+        assert "by hand" in report.text()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number", [n for n in GRADED if other_cases(n)[0]])
+def test_a_correct_step_written_another_way_gets_full_marks(number, tmp_path, standin_dir):
+    valid, _ = other_cases(number)
+    report = grading.grade(write(edited(SERIES[number], valid), tmp_path, SERIES[number].name))
+    assert report.points == report.max_points, report.text()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number", [n for n in GRADED if other_cases(n)[1]])
+def test_a_step_that_changes_its_input_fails(number, tmp_path, standin_dir):
+    _, tampered = other_cases(number)
+    report = grading.grade(write(edited(SERIES[number], tampered), tmp_path, SERIES[number].name))
+    steps = {g for g, _, _ in tampered}
+    assert statuses(report) == {s.grade_id: "failed" if s.grade_id in steps else "passed" for s in STEPS[number]}, \
         report.text()
-    assert "by hand" in report.text()
+    assert "changes its input" in report.text()
+
+
+@pytest.mark.notebook
+def test_an_input_changed_before_its_step_fails_that_step(tmp_path, standin_dir):
+    """A cell added before a step that changes the step's input (zeros, with the sum for the mean), or changes an
+    earlier step's result, fails the step that reads it; the steps before it pass."""
+    nb = edited(SERIES["03"], [("03-mean-square", "mean(-1, keepdim=True)", "sum(-1, keepdim=True)")])
+    at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "rms-11")
+    nb.cells.insert(at, nbformat.v4.new_code_cell(
+        "token_embeddings_unnormalized = torch.zeros_like(token_embeddings_unnormalized)"))
+    report = grading.grade(write(nb, tmp_path, SERIES["03"].name))
+    assert statuses(report)["03-mean-square"] == "failed", report.text()
+    assert "against what the earlier steps, the checkpoint and Meta's code give" in report.text()
+
+    nb = nbformat.read(SERIES["03"], as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "rms-13")
+    nb.cells.insert(at, nbformat.v4.new_code_cell("mean_square = mean_square * 4"))
+    report = grading.grade(write(nb, tmp_path, SERIES["03"].name))
+    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "failed", "03-gain": "passed"}, report.text()
 
 
 @pytest.mark.notebook

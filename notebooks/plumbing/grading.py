@@ -9,6 +9,14 @@ package: Meta's reference code (``llama_models``) or its formula, applied to the
 that step. So a mistake in one step costs that step only (the next step is checked on what the student
 actually fed it), and editing or deleting the notebook's visible checks changes nothing.
 
+A step's inputs (``Step.inputs``) are read before its cell as well as after: a cell that changes them fails.
+While every earlier step passed, they must also be what those steps gave and what the reference chain gives
+(``Step.given``: the checkpoint's tensors, Meta's modules' outputs), so a cell slipped in before a step to change
+its input fails that step. float32 intermediates pass within the tolerance each check states (another order of
+a sum, ``1 / torch.sqrt`` for ``torch.rsqrt``); the bf16 values after them are compared bitwise, computed from the
+student's own float32 values. :mod:`plumbing.tripwire` watches, while the notebook runs, for calls from a
+solution's lines of the functions the step forbids, however they were bound.
+
 A step is
 
 ``passed``         its values equal the reference's (bitwise unless the step states a tolerance)
@@ -16,7 +24,8 @@ A step is
 ``not attempted``  the cell still raises the student edition's ``NotImplementedError``, or it is missing
 ``shortcut``       the solution calls the library function it was meant to write (``F.rms_norm`` in the
                    RMSNorm step, ``F.scaled_dot_product_attention`` in attention, ``F.silu`` where SiLU is
-                   written) or Meta's reference code; no points, whatever its values
+                   written), by its name (the source) or another (the tripwires), or Meta's or Hugging Face's
+                   code, or ``plumbing.reference``; no points, whatever its values
 
 Only the notebook's core path runs (up to the last graded step), in a fresh kernel, with ``LLAMA3_PROMPT``
 and ``LLAMA3_EXPORT_DIR`` unset: the default prompt, nothing written.
@@ -47,6 +56,8 @@ NOT_ATTEMPTED = "NotImplementedError"
 TIMEOUT = 120
 #: Where the capture cells write; set by :func:`grade` for the kernel.
 CAPTURE_ENV = "LLAMA3_GRADE_CAPTURE"
+#: The suffix of a step's capture of its inputs before its cell runs.
+BEFORE = ".before"
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,10 @@ class Step:
         points: what the step is worth.
         shortcuts: names whose call in the solution is a shortcut (``"rms_norm"`` catches ``F.rms_norm``
             and ``torch.nn.functional.rms_norm``).
+        inputs: keys of ``capture`` that earlier cells give the step: read before the cell too, and the step fails
+            when its cell changes them.
+        given: ``given(context) -> {key: value}``: what the reference chain (the checkpoint and Meta's code) gives
+            for some of ``inputs``; while no earlier step of the notebook failed, a step whose input differs fails.
     """
 
     grade_id: str
@@ -79,6 +94,8 @@ class Step:
     after: str | None = None
     points: int = 1
     shortcuts: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    given: Callable[[Context], dict] | None = None
 
 
 @dataclass
@@ -131,10 +148,35 @@ class Context:
     def __init__(self, checkpoint):
         self.checkpoint = checkpoint
         self.params = checkpoint.params
+        self._tokens, self._outputs = None, {}
 
     def weight(self, name: str):
         """A tensor of the checkpoint by Meta's name (``"layers.0.attention.wq.weight"``)."""
         return self.checkpoint.get(name)
+
+    @property
+    def tokens(self) -> list[int]:
+        """The default prompt's token ids, as the notebooks' setup gives them (:func:`plumbing.inputs.setup`)."""
+        if self._tokens is None:
+            from .inputs import DEFAULT_PROMPT
+            from .tokenizer import tokenize_out_of_process, tokenizer_path
+
+            self._tokens = tokenize_out_of_process(tokenizer_path(self.checkpoint.source), DEFAULT_PROMPT)[0]
+        return self._tokens
+
+    def meta_output(self, name: str):
+        """What Meta's submodule ``name`` (``"layers.0.attention_norm"``) returns on :attr:`tokens`, without the batch
+        axis (:func:`plumbing.reference.run`; the embedding rows for ``"tok_embeddings"``)."""
+        import torch
+
+        from .reference import run
+
+        if name == "tok_embeddings":  # Meta's nn.Embedding: the table's rows
+            return self.weight("tok_embeddings.weight")[torch.as_tensor(self.tokens)]
+        if name not in self._outputs:
+            with torch.inference_mode():
+                self._outputs[name] = run(self.checkpoint, self.tokens, [name])[name]
+        return self._outputs[name]
 
     @property
     def meta(self):
@@ -175,9 +217,16 @@ def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) 
     if a.is_complex():
         a, b = torch.view_as_real(a), torch.view_as_real(b)
     a, b = a.to(torch.float64), b.to(torch.float64)
-    differ = (a != b) if a.numel() else a.bool()
-    diff = (a - b).abs().nan_to_num(nan=float("inf"), posinf=float("inf")).max().item() if a.numel() else 0.0
-    return [f"{name}: {int(differ.sum())} of {a.numel():,} values differ (max abs diff {diff:.3g})"]
+    gap = (a - b).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
+    differ = (gap > atol + rtol * b.abs()) if a.numel() else a.bool()
+    diff = gap.max().item() if a.numel() else 0.0
+    first = ""
+    if differ.any():
+        at = [int(i) for i in differ.nonzero()[0]]
+        first = f"; first at {at}: {a[tuple(at)].item():.6g} instead of {b[tuple(at)].item():.6g}"
+    within = f", tolerance {f'rtol {rtol:g}' if rtol else ''}{' + ' if rtol and atol else ''}{f'atol {atol:g}' if atol else ''}" \
+        if atol or rtol else ""
+    return [f"{name}: {int(differ.sum())} of {a.numel():,} values differ (max abs diff {diff:.3g}{within}){first}"]
 
 
 def _short(value) -> str:
@@ -378,7 +427,19 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
     with tempfile.TemporaryDirectory(prefix="llama3-grade-") as tmp:
         capture_dir = Path(tmp)
         run_cells = []
+        before = {id(solution[s.grade_id]): s for s in steps if solution[s.grade_id] is not None}
         for cell in nb.cells[: last + 1]:  # the core path, up to the last step's values
+            s = before.get(id(cell))
+            if s is not None:  # its inputs as earlier cells left them, and the tripwires on its solution lines
+                if s.inputs:
+                    code = (f"__import__('plumbing.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), "
+                            f"{_inputs_expression(s)!r})")
+                    run_cells.append(nbformat.v4.new_code_cell(code))
+                region = solution_region(cell)
+                first, last_line = (region[1] + 1, region[2]) if region else (1, len(cell.source.split("\n")))
+                code = (f"__import__('plumbing.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
+                        f"{last_line}, {tuple(s.shortcuts)!r})")
+                run_cells.append(nbformat.v4.new_code_cell(code))
             run_cells.append(cell)
             for s in captures.get(id(cell), []):
                 code = (f"__import__('plumbing.grading').grading.capture({s.grade_id!r}, globals(), "
@@ -388,8 +449,14 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
         stopped = execute(run, series.parent, capture_dir, timeout)
         ckpt = checkpoint if checkpoint is not None else open_checkpoint(None)
         context = Context(ckpt)
+        produced = {}  # the values of the steps that passed, by name: what later steps must be given
         for s in steps:
-            result = _grade_step(s, solution[s.grade_id], capture_dir, context, torch, timeout, stopped)
+            clean = all(r.status == "passed" for r in report.results)
+            result = _grade_step(s, solution[s.grade_id], capture_dir, context, torch, timeout, stopped,
+                                 produced if clean else None)
+            if result.status == "passed":
+                values = torch.load(capture_dir / f"{s.grade_id}.pt", weights_only=False)
+                produced.update({k: v for k, v in values.items() if k not in s.inputs})
             unfinished = [r.grade_id for r in report.results if r.status in ("not attempted", "failed")]
             if result.status == "failed" and unfinished and "NameError" in result.detail:
                 result.detail += f"\n(it uses values of an earlier step that gave none: {', '.join(unfinished)})"
@@ -418,7 +485,44 @@ def _step_cells(nb, series_nb, steps: list[Step]) -> tuple[dict, dict]:
     return solution, anchor
 
 
-def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeout: int = 0, stopped: str = "") -> Result:
+def _inputs_expression(s: Step) -> str:
+    """The part of ``s.capture`` (a dict display) that reads the step's inputs."""
+    tree = ast.parse(s.capture, mode="eval").body
+    if not isinstance(tree, ast.Dict):
+        raise Llama3Error(f"step {s.grade_id}: its capture is not a dict display, so its inputs cannot be read")
+    items = {ast.literal_eval(k): ast.get_source_segment(s.capture, v) for k, v in zip(tree.keys, tree.values)}
+    missing = [n for n in s.inputs if n not in items]
+    if missing:
+        raise Llama3Error(f"step {s.grade_id}: inputs {missing} are not keys of its capture")
+    return "{" + ", ".join(f"{n!r}: {items[n]}" for n in s.inputs) + "}"
+
+
+def _input_problems(s: Step, values: dict, capture_dir: Path, context: Context, torch, produced: dict | None
+                    ) -> list[str]:
+    """The step's inputs changed by its own cell, or (while every earlier step passed: ``produced``, their values)
+    not what those steps gave, nor what the reference chain gives."""
+    saved = capture_dir / f"{s.grade_id}{BEFORE}.pt"
+    if not s.inputs or not saved.exists():
+        return []
+    before = torch.load(saved, weights_only=False)
+    problems = []
+    for name in s.inputs:
+        if compare(name, values.get(name), before[name]):
+            problems.append(f"the cell changes its input {name}: a step reads its inputs and leaves them as they are")
+    if problems or produced is None:
+        return problems
+    expected_inputs = {n: produced[n] for n in s.inputs if n in produced}
+    expected_inputs.update(s.given(context) if s.given else {})
+    for name, expected in expected_inputs.items():
+        found = compare(name, before[name], expected)
+        if found:
+            problems += [f"the input {p}, against what the earlier steps, the checkpoint and Meta's code give "
+                         "(a cell before this step changed it)" for p in found]
+    return problems
+
+
+def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeout: int = 0, stopped: str = "",
+                produced: dict | None = None) -> Result:
     def result(status, detail=""):
         return Result(s.grade_id, s.title, status, s.points if status == "passed" else 0, s.points, detail)
 
@@ -430,6 +534,9 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
     if error and error[0] == NOT_ATTEMPTED:
         return result("not attempted")
     found = shortcuts_in(code, s.shortcuts)
+    tripped = capture_dir / f"{s.grade_id}.shortcut"
+    if tripped.exists():
+        found = sorted(set(found) | set(tripped.read_text(encoding="utf-8").splitlines()))
     if found:
         return result("shortcut", "; ".join(found) + ": this step is to be written by hand")
     if error and error[0] == "KeyboardInterrupt":
@@ -445,7 +552,8 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
         return result("failed", f"could not read the step's values: {why}")
     values = torch.load(saved, weights_only=False)
     try:
-        problems = s.check(values, context)
+        problems = _input_problems(s, values, capture_dir, context, torch, produced)
+        problems = problems or s.check(values, context)
     except Exception as e:  # a value of the wrong kind (a list for a tensor, a wrong shape fed to Meta's code)
         problems = [f"{type(e).__name__}: {e}"]
     return result("failed", "\n".join(problems)) if problems else result("passed")

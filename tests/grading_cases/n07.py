@@ -8,4 +8,8 @@ MISTAKES = {
     "07-next-token": ("torch.softmax(logits[-1], dim=-1)", "torch.softmax(logits[-1].bfloat16(), dim=-1)"),  # bf16 softmax
 }
 
-SHORTCUTS = []
+SHORTCUTS = [  # Meta's forward pass, through the series' package bound to another name
+    ("07-layers", ("residual_stream = [h]", "transformer_block(h, model, layer, freqs_cis, mask)"),
+     ("from plumbing import reference as R; meta = R.run(inputs.checkpoint, tokens, "
+      "[f'layers.{i}' for i in range(n_layers)]); residual_stream = [h]", "meta[f'layers.{layer}']")),
+]

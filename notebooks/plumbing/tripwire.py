@@ -1,0 +1,106 @@
+"""The grader's tripwires: while a student's notebook runs, record every call that a graded cell's solution lines
+make, directly or through functions they call, of a function the step is to write by hand (``F.silu`` however it
+was bound: an alias, ``getattr``, ``nn.SiLU``), or of Meta's or Hugging Face's code, or of ``plumbing.reference``.
+
+Runs in the student's kernel: :func:`arm` (called by a cell the grader inserts before each graded cell) registers
+the cell's code by the file name IPython compiles it under, and a profile function (``sys.setprofile``) looks at
+each call of a library function with a forbidden name and each call into a forbidden module; when one of the
+frames that led to it lies in a graded cell's solution lines, the step's ``GRADE_ID.shortcut`` file in the
+capture folder gets a line. :mod:`plumbing.grading` reads those files.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+#: a graded cell's code file -> (grade_id, first solution line, last solution line, forbidden names), lines from 1
+_CELLS: dict[str, tuple[str, int, int, frozenset]] = {}
+#: every forbidden name of the armed cells
+_NAMES: set[str] = set()
+#: a code file -> 0 (not looked at), 1 (a library whose functions are matched by name), or the forbidden module's name
+_KIND: dict[str, object] = {}
+_SEEN: set[tuple[str, str]] = set()
+
+
+def _folders() -> tuple[tuple[str, ...], dict[str, str]]:
+    """The libraries matched by name (torch, tiktoken, this package) and the forbidden modules' folders or files."""
+    import importlib.util
+
+    def where(module: str) -> str | None:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.origin:
+            return None
+        return str(Path(spec.origin).parent) + os.sep if spec.submodule_search_locations else spec.origin
+
+    here = str(Path(__file__).resolve().parent) + os.sep
+    libraries = tuple(f for f in (where("torch"), where("tiktoken"), here) if f)
+    forbidden = {f: name for name, f in (("Meta's reference code (llama_models)", where("llama_models")),
+                                         ("Hugging Face's transformers", where("transformers")),
+                                         ("plumbing.reference (Meta's code)", here + "reference.py")) if f}
+    return libraries, forbidden
+
+
+_LIBRARIES, _FORBIDDEN = (), {}
+
+
+def _kind(filename: str):
+    for prefix, name in _FORBIDDEN.items():
+        if filename.startswith(prefix):
+            return name
+    return 1 if filename.startswith(_LIBRARIES) else 0
+
+
+def _library_builtin(f) -> bool:
+    """Whether a builtin (a ``c_call``) belongs to torch or tiktoken: ``str.encode`` does not."""
+    owner = getattr(f, "__self__", None)
+    module = getattr(f, "__module__", None) or (getattr(owner, "__name__", "") if isinstance(owner, type(sys))
+                                                 else type(owner).__module__ if owner is not None else "")
+    return (module or "").startswith(("torch", "tiktoken"))
+
+
+def _blame(frame, what: str, name: str | None) -> None:
+    while frame is not None:
+        cell = _CELLS.get(frame.f_code.co_filename)
+        if cell is not None and cell[1] <= frame.f_lineno <= cell[2] and (name is None or name in cell[3]):
+            if (cell[0], what) not in _SEEN:
+                _SEEN.add((cell[0], what))
+                folder = Path(os.environ["LLAMA3_GRADE_CAPTURE"])
+                with open(folder / f"{cell[0]}.shortcut", "a", encoding="utf-8") as f:
+                    f.write(what + "\n")
+            return
+        frame = frame.f_back
+
+
+def _profile(frame, event, arg):
+    if event == "call":
+        code = frame.f_code
+        kind = _KIND.get(code.co_filename)
+        if kind is None:
+            kind = _KIND[code.co_filename] = _kind(code.co_filename)
+        if kind == 0:
+            return
+        if kind == 1:
+            if code.co_name in _NAMES:
+                _blame(frame.f_back, f"calls {code.co_name} (however it is named in the cell)", code.co_name)
+            return
+        _blame(frame.f_back, f"uses {kind}", None)
+    elif event == "c_call":
+        name = getattr(arg, "__name__", None)
+        if name in _NAMES and _library_builtin(arg):
+            _blame(frame, f"calls {name} (however it is named in the cell)", name)
+
+
+def arm(grade_id: str, source: str, first: int, last: int, names) -> None:
+    """Watch the graded cell ``source`` (about to run) of step ``grade_id``: its lines ``first`` to ``last``
+    (from 1) are the solution, ``names`` the functions it may not call."""
+    global _LIBRARIES, _FORBIDDEN
+    from IPython import get_ipython
+
+    if not _LIBRARIES:
+        _LIBRARIES, _FORBIDDEN = _folders()
+    filename = get_ipython().compile.get_code_name(source, source, 0)
+    _CELLS[filename] = (grade_id, first, last, frozenset(names))
+    _NAMES.update(names)
+    sys.setprofile(_profile)
