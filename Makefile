@@ -15,7 +15,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: student grade classroom slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
+.PHONY: student grade classroom classroom-template slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -127,21 +127,34 @@ diagrams: $(STAMP)
 	$(PY) tools/attachments.py
 
 ## student: write the student edition, notebooks/student/NN_*.ipynb and notebooks/student/zh/ (tools/student.py): the
-## series with each graded step's solution replaced by a stub that says what to write; exercise solutions removed
+## series with each graded step's solution replaced by a stub that says what to write; exercise solutions removed.
+## A notebook whose graded cells hold code (someone's work) is not overwritten: the error names it; FORCE=1 overwrites
 student: $(STAMP)
-	$(PY) tools/student.py
+	$(PY) tools/student.py $(if $(FORCE),--force)
 
 ## classroom: write GitHub Classroom's autograding workflow, .github/workflows/classroom.yml (tools/classroom.py):
 ## one test per graded step of the student edition, worth its points
 classroom: $(STAMP)
 	$(PY) tools/classroom.py
 
+## classroom-template: write the repository to create a GitHub Classroom assignment from, in the new folder OUT
+## (tools/classroom_template.py): the student edition as notebooks/NN_*.ipynb, the grader (notebooks/plumbing/), its
+## workflow and a README for students; no solutions, tests, docs or tools. make classroom-template OUT=../llama3-assignment
+classroom-template:
+	@if [ -z "$(OUT)" ]; then echo "usage: make classroom-template OUT=path/to/new/folder (a folder that does not exist, or is empty)" >&2; exit 2; fi
+	@$(MAKE) --no-print-directory setup
+	$(PY) tools/classroom_template.py "$(OUT)"
+
 ## grade: run a student's notebook and grade it step by step against Meta's reference code (plumbing.grading):
-## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json]
+## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json].
+## make grade SUBMISSIONS=folder [OUT=dir] grades every notebook in folder (folder/<student>/NN_name.ipynb or
+## folder/<student>_NN_name.ipynb) into dir/grades.csv and dir/feedback/<student>.md (plumbing.gradebook; dir defaults
+## to folder-grades/ beside folder). Fails (non-zero) unless every step passed
 grade:
-	@if [ -z "$(NOTEBOOK)" ]; then echo "usage: make grade NOTEBOOK=path/to/student.ipynb (e.g. notebooks/student/03_rmsnorm.ipynb)" >&2; exit 2; fi
+	@if [ -z "$(NOTEBOOK)$(SUBMISSIONS)" ] || [ -n "$(NOTEBOOK)" -a -n "$(SUBMISSIONS)" ] || [ -n "$(NOTEBOOK)" -a -n "$(OUT)" ]; then \
+	    echo "usage: make grade NOTEBOOK=path/to/student.ipynb (e.g. notebooks/student/03_rmsnorm.ipynb), or make grade SUBMISSIONS=folder [OUT=dir] (grades.csv and feedback/ in dir, default folder-grades/ beside folder)" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory standin
-	@$(PY) -m plumbing grade "$(NOTEBOOK)"; status=$$?; [ $$status -le 1 ]   # 1: the report says which steps did not pass
+	@$(PY) -m plumbing grade "$(or $(NOTEBOOK),$(SUBMISSIONS))" $(if $(OUT),--out "$(OUT)")   # 1: a step did not pass (the report says which)
 
 ## lab: open the notebooks in JupyterLab (kernel: this .venv)
 lab: standin smollm2

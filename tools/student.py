@@ -2,6 +2,8 @@
 
     python tools/student.py            # writes notebooks/student/NN_*.ipynb and notebooks/student/zh/NN_*.ipynb
     python tools/student.py --check    # writes nothing; exit status 1 when a committed file is stale
+    python tools/student.py --force    # also overwrites a notebook whose graded cells hold someone's code
+    python tools/student.py --out DIR  # writes DIR/NN_*.ipynb and DIR/zh/NN_*.ipynb instead
 
 Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb``, Chinese
 ``notebooks/zh/NN_*.ipynb``, which ``tools/i18n.py build`` writes) and their graded steps
@@ -17,8 +19,11 @@ Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb
 
 Everything else (the explanations, the figures, the visible checks, the deep dives) is the series' text.
 
+A learner's work is never overwritten: a file already there is written again only when each of its graded cells still
+holds a stub between its markers (comments and ``raise NotImplementedError()``), unless ``--force``.
+
 Raises (printed as one line, exit status 2): ``StudentError``: a graded step whose cell is missing or names no
-solution lines, or a marked cell that is not a graded step.
+solution lines, a marked cell that is not a graded step, or a file to overwrite whose graded cells hold code.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from pathlib import Path
 import nbformat
 
 import plumbing
-from plumbing.grading import stub
+from plumbing.grading import NOT_ATTEMPTED, solution_region, stub
 from plumbing.grading_steps import STEPS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -110,36 +115,73 @@ def student_notebook(nb, number: str, language: str, path: str):
     return out
 
 
-def student_files() -> dict[Path, str]:
-    """Every file of the student edition and its text, from the series as it is in the repository."""
+def student_files(out: Path = OUT) -> dict[Path, str]:
+    """Every file of the student edition (in ``out``, by default notebooks/student/) and its text, from the series
+    as it is in the repository."""
     files = {}
     for language, source, target in EDITIONS:
         for series in plumbing.series_notebooks():
             nb = nbformat.read(source / series.name, as_version=4)
             relative = target.relative_to(OUT) / series.name
             edition = student_notebook(nb, series.stem[:2], language, relative.as_posix())
-            files[target / series.name] = nbformat.writes(edition) + "\n"
+            files[out / relative] = nbformat.writes(edition) + "\n"
     return files
+
+
+def written_cells(path: Path) -> list[str]:
+    """The graded cells of the notebook ``path`` that no longer hold a stub: their ``grade_id`` (or cell id), or
+    ``["the whole file"]`` when it is not a readable notebook."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:
+        return ["the whole file"]
+    stub_line = re.compile(rf"^\s*(#.*|raise {NOT_ATTEMPTED}\(\))?\s*$")
+    written = []
+    for cell in nb.cells:
+        grading = cell.get("metadata", {}).get("nbgrader", {})
+        if grading.get("solution"):
+            region = solution_region(cell)
+            if region is None or not all(stub_line.match(line) for line in region[0].split("\n")):
+                written.append(grading.get("grade_id") or cell.get("id") or "a graded cell")
+    return written
+
+
+def refuse_to_overwrite(paths: list[Path]) -> None:
+    """Check that none of ``paths`` holds a learner's work.
+
+    Raises:
+        StudentError: a file whose graded cells hold code, named with those cells.
+    """
+    written = {p: cells for p in paths if p.exists() and (cells := written_cells(p))}
+    if written:
+        files = "; ".join(f"{plumbing.display_path(p)} ({', '.join(cells)})" for p, cells in written.items())
+        raise StudentError(f"not overwriting work in {files}: these graded cells no longer hold the stub. Copy the "
+                           "notebook elsewhere to keep it, then run `make student FORCE=1` "
+                           "(python tools/student.py --force) to overwrite it")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
+    parser.add_argument("--force", action="store_true", help="overwrite notebooks whose graded cells hold code")
+    parser.add_argument("--out", type=Path, default=OUT, help="the folder to write (default: notebooks/student/)")
     args = parser.parse_args(argv)
     try:
-        files = student_files()
+        files = student_files(args.out)
+        stale = [p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+        if not args.check and not args.force:
+            refuse_to_overwrite(stale)
     except StudentError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    stale = [p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
     if args.check:
         for p in stale:
-            print(f"stale: {p.relative_to(REPO_ROOT)} (run `make student`)")
+            print(f"stale: {plumbing.display_path(p)} (run `make student`)")
         return 1 if stale else 0
     for p in stale:
         p.parent.mkdir(parents=True, exist_ok=True)
         plumbing.paths.atomic_write(p, lambda tmp, text=files[p]: tmp.write_text(text, encoding="utf-8"))
-    print(f"student edition: {len(files)} notebooks in {OUT.relative_to(REPO_ROOT)}/ ({len(stale)} written)")
+    print(f"student edition: {len(files)} notebooks in {plumbing.display_path(args.out)}/ ({len(stale)} written)")
     return 0
 
 

