@@ -256,6 +256,30 @@ def test_a_step_that_changes_its_input_fails(number, tmp_path, standin_dir):
     assert "changes its input" in report.text()
 
 
+GIVEN = [(n, s) for n in GRADED for s in STEPS[n] if s.given]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number,step", GIVEN, ids=[s.grade_id for _, s in GIVEN])
+def test_an_input_the_reference_chain_gives_is_checked(number, step, tmp_path, standin_dir):
+    """A cell added before the step that reverses the order of the positions of an input that the checkpoint and
+    Meta's code give (the step's own check, on those inputs, would pass) fails that step, and only that step."""
+    import ast
+
+    tree = ast.parse(step.capture, mode="eval").body
+    names = {ast.literal_eval(k): ast.get_source_segment(step.capture, v) for k, v in zip(tree.keys, tree.values)}
+    given = [names[k] for k in step.given(grading.Context(plumbing.open_checkpoint(None)))]
+    assert given[0].isidentifier(), given
+    nb = nbformat.read(SERIES[number], as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if c.get("id") == step.cell)
+    nb.cells.insert(at, nbformat.v4.new_code_cell(f"{given[0]} = {given[0]}.flip(0)"))
+    report = grading.grade(write(nb, tmp_path, SERIES[number].name))
+    assert statuses(report)[step.grade_id] == "failed", report.text()
+    assert "against what the earlier steps, the checkpoint and Meta's code give" in report.text()
+    before = [s.grade_id for s in STEPS[number]][: [s.grade_id for s in STEPS[number]].index(step.grade_id)]
+    assert all(statuses(report)[g] == "passed" for g in before), report.text()
+
+
 @pytest.mark.notebook
 def test_an_input_changed_before_its_step_fails_that_step(tmp_path, standin_dir):
     """A cell added before a step that changes the step's input (zeros, with the sum for the mean), or changes an

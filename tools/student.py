@@ -13,6 +13,7 @@ Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb
   ``llama3.solution_lines``) become the step's task as comments (Chinese in the Chinese edition) and
   ``raise NotImplementedError()``, between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``;
 - the exercises stay, their solutions go (the cells tagged ``solution``, and the line that says where they are);
+- the deep dives go (they write the graded steps again): a note says where they are;
 - a note under the title says what to write and how to grade it (``make grade NOTEBOOK=...``);
 - the Colab link opens the student edition's notebook;
 - every output and execution count is cleared: the learner runs the notebook.
@@ -56,6 +57,15 @@ NOTE = {
            "在你替换那一行之前会抛出 `NotImplementedError`。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
            "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"),
 }
+#: The heading of a notebook's last section, "## Deep dives" ("## 深入探讨 · Deep dives")
+DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$", re.M)
+#: What stands in the student edition for the deep dives, which show the code of the graded steps
+DEEP_DIVES_NOTE = {
+    "en": "## Deep dives\n\nThis notebook's deep dives are in the series' notebook and on the course site: they write "
+          "the graded steps again, so read them once your steps pass.",
+    "zh": "## 深入探讨 · Deep dives\n\n本笔记本的深入探讨在完整系列的笔记本和课程网站中：其中会再次写出评分步骤的代码，"
+          "所以请在你的步骤都通过之后再去读。",
+}
 #: The lines that say where the exercises' solutions are (both languages)
 SOLUTION_LINE = re.compile(r"^.*(\*\*Solution\*\*|\*\*解答\*\*|followed by its solution|hidden below its exercise"
                            r"|跟着它的解答|解答都折叠).*\n?", re.M)
@@ -80,6 +90,12 @@ def student_notebook(nb, number: str, language: str, path: str):
     steps = {s.cell: s for s in STEPS.get(number, [])}
     out = copy.deepcopy(nb)
     cells, seen = [], set()
+    deep = next((i for i, c in enumerate(out.cells) if c.cell_type == "markdown" and DEEP_DIVES.match(c.source)),
+                len(out.cells))
+    if deep < len(out.cells):  # the deep dives write the steps again: they stay in the series
+        note = nbformat.v4.new_markdown_cell(DEEP_DIVES_NOTE[language])
+        note.id = "student-deep-dives"
+        out.cells = out.cells[:deep] + [note]
     for cell in out.cells:
         if "solution" in cell.get("metadata", {}).get("tags", []):
             continue  # an exercise's solution

@@ -164,19 +164,29 @@ class Context:
             self._tokens = tokenize_out_of_process(tokenizer_path(self.checkpoint.source), DEFAULT_PROMPT)[0]
         return self._tokens
 
-    def meta_output(self, name: str):
+    @property
+    def token_ids(self):
+        """:attr:`tokens` as the notebooks hold them: [seqlen] int64."""
+        import torch
+
+        return torch.tensor(self.tokens, dtype=torch.int64)
+
+    def meta_output(self, name: str, *more: str):
         """What Meta's submodule ``name`` (``"layers.0.attention_norm"``) returns on :attr:`tokens`, without the batch
-        axis (:func:`plumbing.reference.run`; the embedding rows for ``"tok_embeddings"``)."""
+        axis (:func:`plumbing.reference.run`; the embedding rows for ``"tok_embeddings"``); with ``more`` names, a
+        tuple of each's, from one forward pass."""
         import torch
 
         from .reference import run
 
-        if name == "tok_embeddings":  # Meta's nn.Embedding: the table's rows
-            return self.weight("tok_embeddings.weight")[torch.as_tensor(self.tokens)]
-        if name not in self._outputs:
+        names = (name, *more)
+        missing = [n for n in names if n not in self._outputs and n != "tok_embeddings"]
+        if missing:
             with torch.inference_mode():
-                self._outputs[name] = run(self.checkpoint, self.tokens, [name])[name]
-        return self._outputs[name]
+                self._outputs.update(run(self.checkpoint, self.tokens, missing))
+        rows = self.weight("tok_embeddings.weight")[torch.as_tensor(self.tokens)]  # Meta's nn.Embedding: the rows
+        found = tuple(rows if n == "tok_embeddings" else self._outputs[n] for n in names)
+        return found if more else found[0]
 
     @property
     def meta(self):
@@ -209,16 +219,14 @@ def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) 
     if atol == 0 and rtol == 0:
         if same_bits(ours, expected):
             return []
-    else:
-        a, b = ours.detach().to(torch.float64), expected.detach().to(torch.float64)
-        if torch.allclose(a, b, rtol=rtol, atol=atol):
-            return []
     a, b = ours.detach(), expected.detach()
-    if a.is_complex():
+    if a.is_complex():  # real and imaginary parts, each within the tolerance
         a, b = torch.view_as_real(a), torch.view_as_real(b)
     a, b = a.to(torch.float64), b.to(torch.float64)
+    if (atol or rtol) and torch.allclose(a, b, rtol=rtol, atol=atol):
+        return []
     gap = (a - b).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
-    differ = (gap > atol + rtol * b.abs()) if a.numel() else a.bool()
+    differ = ((a != b) & ~(gap <= atol + rtol * b.abs())) if a.numel() else a.bool()
     diff = gap.max().item() if a.numel() else 0.0
     first = ""
     if differ.any():

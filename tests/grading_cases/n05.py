@@ -16,3 +16,14 @@ SHORTCUTS = [
     ("05-weighted-sum", "output = torch.matmul(attention_weights, values_heads)",
      "output = F.scaled_dot_product_attention(xq_heads, keys_heads, values_heads, is_causal=True)"),
 ]
+
+VALID = [
+    ("05-scores", "torch.matmul(xq_heads, keys_heads.transpose(1, 2))",  # another order of the sums
+     "torch.einsum('hmd,hnd->hmn', xq_heads, keys_heads)"),
+    ("05-weighted-sum", "torch.matmul(attention_weights, values_heads)", "attention_weights @ values_heads"),
+]
+
+TAMPERED = [  # the scores clamped inside the softmax's cell: the weights follow them, the scores are not the step's
+    ("05-softmax", "attention_weights = F.softmax(scores.float(), dim=-1)",
+     "scores = scores.clamp_max(0); attention_weights = F.softmax(scores.float(), dim=-1)"),
+]

@@ -17,3 +17,12 @@ SHORTCUTS = [
     ("06-silu", "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # the layer class
      "return torch.nn.SiLU()(x32).type_as(x)"),
 ]
+
+VALID = [
+    ("06-silu", "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)", "return (x32 * torch.sigmoid(x32)).type_as(x)"),
+    ("06-gate-up", "gate = ffn_input @ w1.T", "gate = torch.matmul(ffn_input, w1.t())"),
+]
+
+TAMPERED = [  # the stream zeroed in the residual step's cell: the sum is then ffn_output alone
+    ("06-layer-output", "layer_output = h + ffn_output", "h = h * 0; layer_output = h + ffn_output"),
+]

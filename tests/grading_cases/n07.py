@@ -13,3 +13,7 @@ SHORTCUTS = [  # Meta's forward pass, through the series' package bound to anoth
      ("from plumbing import reference as R; meta = R.run(inputs.checkpoint, tokens, "
       "[f'layers.{i}' for i in range(n_layers)]); residual_stream = [h]", "meta[f'layers.{layer}']")),
 ]
+
+VALID = [
+    ("07-next-token", "logits[-1].argmax()", "torch.argmax(logits[-1], dim=-1)"),
+]

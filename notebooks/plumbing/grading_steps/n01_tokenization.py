@@ -61,16 +61,25 @@ def mergeable_ranks(v, ctx):
 
 
 def _merge_trace(ranks: dict, piece: bytes) -> list:
-    """(rank, parts) after each merge of tiktoken's merge loop (``tiktoken/_educational.py``, ``bpe_encode``:
-    the pair of lowest rank, the leftmost on a tie)."""
-    parts, trace = [bytes([b]) for b in piece], []
-    while True:
-        pairs = [(ranks[a + b], j) for j, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
-        if not pairs:
-            return trace
-        rank, j = min(pairs)
-        parts = parts[:j] + [parts[j] + parts[j + 1]] + parts[j + 2:]
-        trace.append((rank, list(parts)))
+    """(rank, parts) after each merge of tiktoken's merge loop (``tiktoken/_educational.py``, ``bpe_encode``), read
+    from the loop itself: its hook ``visualise_tokens`` sees the parts before each merge and after the last."""
+    import contextlib
+    import io
+
+    from tiktoken import _educational
+
+    seen, hook = [], _educational.visualise_tokens
+    _educational.visualise_tokens = lambda parts: seen.append(list(parts))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # the loop's closing blank line
+            _educational.bpe_encode(ranks, piece, visualise="colour")
+    finally:
+        _educational.visualise_tokens = hook
+    trace = []
+    for before, after in zip(seen, seen[1:]):
+        merged = next(new for old, new in zip(before, after) if old != new)  # the one part that changed
+        trace.append((ranks[merged], after))
+    return trace
 
 
 def bpe_merge(v, ctx):

@@ -38,7 +38,7 @@ STEPS = [
          "token_embeddings_unnormalized：对每个位置 m，取 tok_embeddings_weight 的第 tokens[m] 行；\n"
          "形状 [seqlen, dim]，dtype 为 bf16（与嵌入表相同）。",
          "{'tokens': tokens, 'token_embeddings_unnormalized': token_embeddings_unnormalized}",
-         lookup, shortcuts=SHORTCUTS),
+         lookup, shortcuts=SHORTCUTS, inputs=("tokens",), given=lambda ctx: {"tokens": ctx.token_ids}),
     Step("02-one-hot", "166384c0", "the lookup as a one-hot product",
          "toy_one_hot: the one-hot rows of toy_tokens over the 6 ids of toy_table, float32, shape [4, 6].\n"
          "toy_x: toy_one_hot times toy_table as a matrix product, shape [4, 4].",

@@ -33,6 +33,21 @@ def captured(grade_id: str, name: str):
     return torch.load(saved, weights_only=False)[name]
 
 
+def rotated(ctx) -> dict:
+    """What earlier cells give the first step: layer 0's queries and keys after RoPE and its values, as Meta's
+    ``Attention.forward`` computes them on the default prompt (``self.wq(x)`` ... ``apply_rotary_emb``), without the
+    batch axis: [seqlen, heads, head_dim] bf16."""
+    from ..reference import precompute_freqs_cis
+
+    p = ctx.params
+    xq, xk, xv = ctx.meta_output("layers.0.attention.wq", "layers.0.attention.wk", "layers.0.attention.wv")
+    seqlen = xq.shape[0]
+    xq, xk = ctx.meta.apply_rotary_emb(xq.view(1, seqlen, p.n_heads, p.head_dim),
+                                       xk.view(1, seqlen, p.n_kv_heads, p.head_dim),
+                                       freqs_cis=precompute_freqs_cis(p, seqlen))
+    return {"xq_rotated": xq[0], "xk_rotated": xk[0], "xv": xv.view(seqlen, p.n_kv_heads, p.head_dim)}
+
+
 def _same_kind(name, ours, expected) -> list[str]:
     """The shape and dtype problems of ``ours`` against ``expected`` (values not compared)."""
     import torch
@@ -129,7 +144,8 @@ STEPS = [
          "原地重复 n_rep 次（头 0, 0, 0, 0, 1, ...），用 expand 和 reshape；n_rep == 1 时直接返回 x。",
          "{'xk_rotated': xk_rotated, 'xv': xv, 'keys': keys, 'values': values, "
          "'probe': repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)}",
-         repeat_kv, shortcuts=("repeat_interleave",)),
+         repeat_kv, shortcuts=("repeat_interleave",), inputs=("xk_rotated", "xv"),
+         given=lambda ctx: {k: v for k, v in rotated(ctx).items() if k != "xq_rotated"}),
     Step("05-scores", "25f67b48", "scores q . k / sqrt(head_dim)",
          "xq_heads, keys_heads, values_heads: xq_rotated, keys, values with the heads first, [n_heads, seqlen, head_dim].\n"
          "scores: xq_heads times keys_heads transposed, divided by sqrt(head_dim), [n_heads, seqlen, seqlen] bf16;\n"
@@ -139,7 +155,8 @@ STEPS = [
          "然后 show(\"scores\", scores)。",
          "{'xq_rotated': xq_rotated, 'keys': keys, 'values': values, 'xq_heads': xq_heads, 'keys_heads': keys_heads, "
          "'values_heads': values_heads, 'scores': scores}",
-         scores, points=2, shortcuts=ATTENTION),
+         scores, points=2, shortcuts=ATTENTION, inputs=("xq_rotated", "keys", "values"),
+         given=lambda ctx: {"xq_rotated": rotated(ctx)["xq_rotated"]}),
     Step("05-causal-mask", "a4a27cb9", "the causal mask on the scores",
          "mask: None for a single token; otherwise [seqlen, seqlen] bf16, -inf where n > m and 0 elsewhere.\n"
          "scores: the scores plus the mask, when there is one.",
@@ -154,17 +171,17 @@ STEPS = [
          "attention_weights：scores 沿最后一个轴（键 n）的 softmax，在 float32 中计算，\n"
          "再舍入回 xq_heads 的 dtype（bf16），[n_heads, seqlen, seqlen]。",
          "{'scores': scores, 'attention_weights': attention_weights}",
-         softmax, shortcuts=ATTENTION),
+         softmax, shortcuts=ATTENTION, inputs=("scores",)),
     Step("05-weighted-sum", "8c4db7d2", "the weighted sum of the values",
          "output: attention_weights times values_heads, [n_heads, seqlen, head_dim] bf16.",
          "output：attention_weights 乘以 values_heads，[n_heads, seqlen, head_dim] bf16。",
          "{'attention_weights': attention_weights, 'values_heads': values_heads, 'output': output}",
-         weighted_sum, shortcuts=ATTENTION),
+         weighted_sum, shortcuts=ATTENTION, inputs=("attention_weights", "values_heads")),
     Step("05-output-projection", "a2f2fb9f", "heads side by side, then wo",
          "output_concatenated: the heads of output side by side, [seqlen, n_heads * head_dim] bf16, in Meta's order.\n"
          "wo: layer 0's attention.wo weight. attention_output: output_concatenated times wo transposed, [seqlen, dim] bf16.",
          "output_concatenated：output 的各头并排，[seqlen, n_heads * head_dim] bf16，顺序与 Meta 相同。\n"
          "wo：第 0 层的 attention.wo 权重。attention_output：output_concatenated 乘以 wo 的转置，[seqlen, dim] bf16。",
          "{'output': output, 'output_concatenated': output_concatenated, 'attention_output': attention_output}",
-         output_projection, shortcuts=ATTENTION),
+         output_projection, shortcuts=ATTENTION, inputs=("output",)),
 ]

@@ -23,6 +23,13 @@ def _linear(x, weight):
     return F.linear(x[None], weight)[0]
 
 
+def layer0_h(ctx):
+    """What earlier cells give the first step: Meta's ``h = x + self.attention(self.attention_norm(x), ...)`` of
+    layer 0 on the default prompt, [seqlen, dim] bf16."""
+    x, attention = ctx.meta_output("tok_embeddings", "layers.0.attention")
+    return x + attention
+
+
 def ffn_norm(v, ctx):
     import torch
 
@@ -66,7 +73,7 @@ STEPS = [
          "ffn_norm_weight：第 0 层的增益 layers.0.ffn_norm.weight，[dim] bf16（用 layer0 读取）。\n"
          "ffn_input：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
          "{'h': h, 'ffn_input': ffn_input}",
-         ffn_norm),
+         ffn_norm, inputs=("h",), given=lambda ctx: {"h": layer0_h(ctx)}),
     Step("06-silu", "385b962f", "SiLU, written by hand",
          "The body of silu(x): x in float32 times sigmoid(x) = 1 / (1 + e^-x) (torch.exp), rounded once back to\n"
          "x's dtype (bf16 in, bf16 out). F.silu is what this step writes by hand.",
@@ -80,15 +87,15 @@ STEPS = [
          "gate：ffn_input 乘以 w1 的转置；up：ffn_input 乘以 w3 的转置。\n"
          "两者都是 [seqlen, hidden_dim] bf16。",
          "{'ffn_input': ffn_input, 'gate': gate, 'up': up}",
-         gate_up),
+         gate_up, inputs=("ffn_input",)),
     Step("06-ffn-output", "388df375", "down projection: ffn_output",
          "ffn_output: gated times w2 transposed, [seqlen, dim] bf16.",
          "ffn_output：gated 乘以 w2 的转置，[seqlen, dim] bf16。",
          "{'gated': gated, 'ffn_output': ffn_output}",
-         ffn_output),
+         ffn_output, inputs=("gated",)),
     Step("06-layer-output", "0e8dcc6d", "the residual connection",
          "layer_output: the feed-forward network's output added to the residual stream h, [seqlen, dim] bf16.",
          "layer_output：把前馈网络的输出加回残差流 h，[seqlen, dim] bf16。",
          "{'h': h, 'ffn_output': ffn_output, 'layer_output': layer_output}",
-         layer_output),
+         layer_output, inputs=("h", "ffn_output")),
 ]

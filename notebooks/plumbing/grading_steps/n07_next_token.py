@@ -83,26 +83,26 @@ STEPS = [
          "transformer_block(h, model, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
          "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
          "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
-         layers, points=2),
+         layers, points=2, inputs=("tokens",), given=lambda ctx: {"tokens": ctx.token_ids}),
     Step("07-final-norm", "a5dfbe6a", "the final norm",
          "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with model.get).\n"
          "h_norm: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
          "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 model.get 读取）。\n"
          "h_norm：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
          "{'h': h, 'h_norm': h_norm}",
-         final_norm),
+         final_norm, inputs=("h",)),
     Step("07-logits", "5fdf0ae1", "the output projection: logits",
          "output_weight: output.weight, or tok_embeddings.weight when tied, [vocab_size, dim] bf16.\n"
          "logits: h_norm times output_weight transposed, then converted to float32: [seqlen, vocab_size].",
          "output_weight：output.weight；tied 时为 tok_embeddings.weight，[vocab_size, dim] bf16。\n"
          "logits：h_norm 乘以 output_weight 的转置，再转为 float32：[seqlen, vocab_size]。",
          "{'h_norm': h_norm, 'logits': logits}",
-         logits),
+         logits, inputs=("h_norm",)),
     Step("07-next-token", "d63d7761", "probabilities and the greedy token",
          "probs: the softmax of the last position's logits, [vocab_size] float32.\n"
          "next_token: the id of the largest logit of the last position, a tensor of shape [] (greedy decoding).",
          "probs：最后一个位置的 logits 的 softmax，[vocab_size] float32。\n"
          "next_token：最后一个位置最大 logit 的 id，形状为 [] 的张量（贪心解码）。",
          "{'logits': logits, 'probs': probs, 'next_token': next_token}",
-         next_token),
+         next_token, inputs=("logits",)),
 ]
