@@ -1,34 +1,31 @@
-"""Slides (``make slides``): every notebook of the series as a reveal.js deck, in both editions, offline.
+"""Slides (``make slides``): every notebook of the series as a reveal.js lecture deck, in both editions, offline.
 
     python tools/slides.py                      # the committed notebooks (they carry their outputs) -> build/slides/
     python tools/slides.py --src build --out DIR
 
-A deck is nbconvert's slides exporter run on a copy of the executed notebook whose cells this module gives
-slide metadata (``slideshow.slide_type``; the committed notebooks carry none):
-
-- the title cell (``# NN · ...``) is the title slide; every ``## ...`` heading starts a slide (``Before you
-  start``, ``Setup``, the sections ``## N. ...``, ``Summary``, ``Exercises``);
-- inside a section each step is a slide below it (reveal.js's vertical slides): a markdown cell (the why,
-  the formula, a check's sentence) with the code cell that follows it, its output showing the result's
-  shape, when the two fit on one slide; a markdown cell too long for one slide is cut at blank lines into
-  several (a line ending in ``:`` stays with what it introduces);
-- left out (``skip``): the Colab link and setup cells (ids ``colab-link``, ``colab-setup``), every cell
-  tagged ``solution``, and everything from the ``## Deep dives`` heading on; the sentence of the exercises
-  that points at the collapsed solutions goes too;
-- no execution prompts.
+The slides are cut by hand in tools/slides_cuts.toml: per notebook, a list of slides, each with its title and at
+most about 40 words of text (English and Chinese), and what it shows of the notebook: a code cell (or some of
+its lines, at most 10) with its output cut to its first lines, a figure output alone, or a block of a markdown
+cell (a formula, a figure). A deck is the title slide (the notebook's heading and figure), then the table's
+slides, one after the other. Each slide's speaker notes (reveal.js ``<aside class="notes">``, key S) hold the
+notebook's prose for that step: the markdown cells a slide names in ``notes``, and every other markdown cell of
+its section that comes before the slide's cell (or, for the prose at a section's end, after the section's last
+slide). The Setup section, setup and check cells (``plumbing.check(...)``), solutions, the Colab cells and the
+deep dives are on no slide and in no notes. The Chinese deck is the same table over the translated notebook. A
+notebook the table lacks gets one slide per section, its prose in the notes.
 
 The template (tools/slides_template/llama3_slides/) is nbconvert's ``reveal`` with every outside file made
 local: reveal.js from the PyPI package sphinx-revealjs (which ships reveal.js's own ``dist/`` and
 ``plugin/``), MathJax 3 from django-static-mathjax (the copy the course site uses), no jQuery, require.js or
-Mermaid. The figures are the notebooks' cell attachments and outputs, embedded in the page. A slide too
-tall for the deck shrinks its text a little, then scrolls (the template's script).
+Mermaid. The figures are the notebooks' cell attachments and outputs, embedded in the page. Type sizes are
+set for a 1024 x 768 projector: code at least 20 px there.
 
 Reads:
     the series, ``plumbing.series_notebooks()``, as executed copies ``--src/NN_name.ipynb`` (default
     ``notebooks/``); the Chinese edition is each one translated by tools/i18n.py from
     ``locale/zh_CN/LC_MESSAGES/NN_name.po`` (``site_stage.edition_notebook``: what ``python tools/i18n.py
-    build`` writes into notebooks/zh/ and what the site shows); the installed packages sphinx-revealjs and
-    django-static-mathjax; the template in tools/slides_template/.
+    build`` writes into notebooks/zh/ and what the site shows); tools/slides_cuts.toml; the installed packages
+    sphinx-revealjs and django-static-mathjax; the template in tools/slides_template/.
 Writes:
     ``--out`` (default ``build/slides/``), replaced as a whole: ``NN_name.slides.html`` per notebook,
     ``zh/NN_name.slides.html`` for each notebook whose translation is complete (the others are named in a
@@ -37,23 +34,26 @@ Writes:
     outside it. tools/build_site.py puts the same decks into the site (:func:`site_decks`).
 Raises:
     SlidesError (a SiteError; printed as one line, exit status 2): a notebook missing from ``--src`` or
-    never executed, sphinx-revealjs or django-static-mathjax not installed, nbconvert failing on a
-    notebook, or an ``--out`` folder that holds something other than decks.
+    never executed, a notebook without slides in the table or a slide naming a cell that is missing or may not
+    be shown, sphinx-revealjs or django-static-mathjax not installed, nbconvert failing on a notebook, or an
+    ``--out`` folder that holds something other than decks.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import copy
 import html
 import importlib.util
+import io
 import os
 import re
 import shutil
-import struct
 import sys
+import textwrap
 import time
+import tokenize
+import tomllib
 import unicodedata
 from pathlib import Path
 
@@ -62,11 +62,12 @@ import nbformat
 import plumbing
 from site_stage import EDITIONS, REPO_ROOT, SiteError, edition_notebook
 
-__all__ = ["SlidesError", "build", "site_decks", "slideshow", "split_markdown", "table_code", "write_deck", "deck_name",
-           "copy_assets", "reveal_dir", "mathjax_dir"]
+__all__ = ["SlidesError", "build", "site_decks", "slideshow", "load_cuts", "left_out", "is_check", "table_code",
+           "write_deck", "deck_name", "copy_assets", "reveal_dir", "mathjax_dir"]
 
 TEMPLATES = Path(__file__).resolve().parent / "slides_template"
 TEMPLATE = "llama3_slides"
+CUTS = Path(__file__).resolve().parent / "slides_cuts.toml"
 STATIC = "_static"  # the assets' folder in the decks' root folder: _static/reveal.js/, _static/mathjax/
 WIDTH, HEIGHT = 1280, 720  # the deck's size in CSS pixels (16:9); reveal.js scales it to the window
 #: what the decks use of reveal.js (sphinx-revealjs's ``_static/revealjs/``): the core, the white theme with its
@@ -75,27 +76,17 @@ REVEAL_FILES = ["LICENSE", "dist/reveal.css", "dist/reveal.js", "dist/theme/whit
                 "dist/theme/fonts/source-sans-pro", "plugin/notes/notes.js"]
 MATHJAX_FILE = "es5/tex-svg-full.js"  # TeX input, SVG output: no font files to fetch (as tools/book/local_mathjax.py)
 
+LANGUAGES = ("en", "zh_CN")  # the order of a slide's [English, Chinese] texts in the table
 SKIPPED_IDS = {"colab-link", "colab-setup"}
 SOLUTION = "solution"
+HIDE_INPUT = "slides-output-only"  # a tag: the slide shows the cell's output (a figure) without its code
 DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$")  # "## Deep dives", "## 深入探讨 · Deep dives"
-
-# How much fits on one slide: estimates in CSS pixels of the deck (the sizes of the template's llama3_slides.css);
-# the template's script shrinks, then scrolls, a slide that is taller after all.
-BUDGET = 650  # of the deck's 720
-LINE = 35  # a line of text: 24 px, line height 1.45
-GAP = 14  # between paragraphs
-CHARS_PER_LINE = 108  # characters of prose per line (a CJK character counts as WIDE_CHAR)
-WIDE_CHAR = 2.2
-HEADINGS = {1: 92, 2: 62, 3: 55}  # a heading of level 1, 2, 3 with its margins
-CODE_LINE = 22  # a line of code or output: 17 px, line height 1.3
-CODE_CHARS = 112  # characters per line of code before it wraps
-CODE_BOX = 30  # the frame around a cell's code
-OUTPUT_BOX = 10
-TABLE_ROW = 32
-MATH_ROW = 55  # a row of a display formula
-WIDE = 1216  # the width of a slide's content
-FIGURE_HEIGHT = (430, 470)  # the tallest a figure is shown: in markdown, in an output (CSS max-height)
-MAX_OUTPUT_LINES = 24  # an output longer than this is counted as this (the slide scrolls)
+CHECK = re.compile(r"(?:\bplumbing\.|(?<![\w.]))check\(")  # plumbing.check(...), check(...)
+SETUP = re.compile(r"\bplumbing\.setup\(")  # the setup cell; its section is left out
+CODE_LINES = 10  # the most lines of code on a slide
+CODE_CHARS = 70  # characters of code per line at the deck's code size; a longer line loses its comment
+OUTPUT_LINES = 5  # an output longer than this shows its first lines and "…" (a slide's ``output`` says otherwise)
+ELLIPSIS = "…"
 
 
 class SlidesError(SiteError):
@@ -115,13 +106,30 @@ def deep_dives_start(cells: list) -> int:
 
 
 def is_skipped(cell, index: int, deep: int) -> bool:
-    """Whether the cell at ``index`` stays out of the deck (``deep``: the Deep dives heading's index)."""
+    """Whether the cell at ``index`` is a deep dive's, a Colab cell or a solution (``deep``: the Deep dives index)."""
     return index >= deep or cell.get("id") in SKIPPED_IDS or SOLUTION in cell.metadata.get("tags", [])
 
 
-def text_width(text: str) -> float:
-    """Width of ``text`` in characters of Latin prose: a wide (CJK) character counts as :data:`WIDE_CHAR`."""
-    return sum(WIDE_CHAR if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+def is_check(cell) -> bool:
+    """Whether ``cell`` is code that calls ``plumbing.check(`` or ``check(``."""
+    return cell.cell_type == "code" and bool(CHECK.search(cell.source))
+
+
+def section_starts(cells: list) -> list[int]:
+    """For each cell, the index of the ``##`` heading cell of its section (0 before the first)."""
+    out, start = [], 0
+    for i, c in enumerate(cells):
+        if c.cell_type == "markdown" and c.source.lstrip().startswith("## "):
+            start = i
+        out.append(start)
+    return out
+
+
+def left_out(cells: list) -> set[int]:
+    """Indices of the cells on no slide and in no notes: deep dives, Colab cells, solutions, the Setup section."""
+    deep, starts = deep_dives_start(cells), section_starts(cells)
+    setup = {starts[i] for i, c in enumerate(cells) if c.cell_type == "code" and SETUP.search(c.source)}
+    return {i for i, c in enumerate(cells) if is_skipped(c, i, deep) or (starts[i] in setup and starts[i] > 0)}
 
 
 def blocks(markdown: str) -> list[str]:
@@ -144,103 +152,19 @@ def blocks(markdown: str) -> list[str]:
     return out
 
 
-def png_size(data) -> tuple[int, int]:
-    """Width and height of a base64 PNG (a cell attachment or an output), from its header; (0, 0) if not a PNG."""
-    try:
-        head = base64.b64decode("".join(data) if isinstance(data, list) else data)[:24]
-    except (ValueError, TypeError):
-        return 0, 0
-    if head[:8] != b"\x89PNG\r\n\x1a\n":
-        return 0, 0
-    return struct.unpack(">II", head[16:24])
-
-
-def figure_height(width: int, height: int, tallest: int) -> float:
-    """Height a figure of ``width`` x ``height`` pixels is shown at: narrowed to the slide, at most ``tallest``."""
-    if not width or not height:
-        return tallest
-    return min(height * min(1.0, WIDE / width), tallest) + 10
-
-
-def block_height(block: str, images: dict | None = None) -> float:
-    """Estimated height of one markdown block in CSS pixels; ``images``: attachment name -> its PNG's size."""
-    lines = block.split("\n")
-    first = lines[0].strip()
-    if first.startswith("```"):
-        return 20 + CODE_LINE * len(lines)
-    if first.startswith("$$"):
-        return 20 + MATH_ROW * (1 + block.count("\\\\"))
-    if first.startswith("#"):
-        return HEADINGS.get(len(first) - len(first.lstrip("#")), LINE)
-    figures = re.findall(r"!\[[^\]]*\]\(([^)]*)\)", block)
-    height = sum(figure_height(*(images or {}).get(src.removeprefix("attachment:"), (0, 0)), FIGURE_HEIGHT[0])
-                 for src in figures)
-    if first.startswith("|"):
-        return height + TABLE_ROW * (len(lines) - 1) + GAP
-    prose = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", block)
-    prose = re.sub(r"\]\([^)]*\)", "]", prose)  # a link shows its words, not its address
-    items = [i for i in re.split(r"\n(?=\s*(?:\d+\.|[-*])\s)", prose) if i.strip()]  # a list item starts a line
-    return height + GAP + sum(LINE * max(1, -(-text_width(" ".join(i.split())) // CHARS_PER_LINE)) for i in items)
-
-
-def markdown_height(markdown: str, images: dict | None = None) -> float:
-    """Estimated height of a markdown cell in CSS pixels (``images`` as for :func:`block_height`)."""
-    return sum(block_height(b, images) for b in blocks(markdown))
-
-
-def code_height(cell) -> float:
-    """Estimated height of a code cell, its code and outputs, in CSS pixels."""
-    lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.rstrip("\n").split("\n"))
-    height, shown = CODE_BOX + CODE_LINE * lines, 0
-    for output in cell.get("outputs", []):
-        data = output.get("data", {})
-        if "image/png" in data:
-            height += figure_height(*png_size(data["image/png"]), FIGURE_HEIGHT[1])
-        elif any(k.startswith("image/") for k in data):
-            height += FIGURE_HEIGHT[1]
-        else:
-            text = output.get("text") or data.get("text/plain") or ""
-            shown += len(("".join(text) if isinstance(text, list) else text).rstrip("\n").split("\n"))
-    return height + (OUTPUT_BOX + CODE_LINE * min(shown, MAX_OUTPUT_LINES) if shown else 0)
-
-
-def split_markdown(markdown: str, budget: float = BUDGET, images: dict | None = None) -> list[str]:
-    """``markdown`` as parts that each fit one slide: its blocks packed in order; a heading, and a block
-    that ends with ``:``, stay with the block after them. One part when it fits whole."""
-    parts, current, height = [], [], 0.0
-    units = blocks(markdown)
-    groups, pending = [], []
-    for block in units:
-        pending.append(block)
-        last = block.rstrip().split("\n")[-1].rstrip()
-        if not (block.lstrip().startswith("#") or last.endswith(":") or last.endswith("：")):
-            groups.append(pending)
-            pending = []
-    if pending:
-        groups.append(pending)
-    for group in groups:
-        h = sum(block_height(b, images) for b in group)
-        if current and height + h > budget:
-            parts.append("\n\n".join(current))
-            current, height = [], 0.0
-        current += group
-        height += h
-    if current:
-        parts.append("\n\n".join(current))
-    return parts
-
-
 def solution_words(cells: list) -> set[str]:
     """The words of the solutions' folds, ``<summary>Solution</summary>`` (``解答`` in Chinese)."""
     return {m.strip() for c in cells if c.cell_type == "markdown" and SOLUTION in c.metadata.get("tags", [])
             for m in re.findall(r"<summary>(.*?)</summary>", c.source)}
 
 
-def without_solution_pointer(markdown: str, words: set[str]) -> str:
-    """``markdown`` without its paragraphs that point at the folded solutions (``... **Solution** ...``)."""
+def notes_text(markdown: str, words: set[str]) -> str:
+    """``markdown`` as speaker notes: without figures and without the paragraphs that point at the folded
+    solutions (``... **Solution** ...``)."""
     marks = [f"**{w}**" for w in words if w]
-    kept = [b for b in blocks(markdown) if not any(m in b for m in marks)]
-    return "\n\n".join(kept) if len(kept) < len(blocks(markdown)) else markdown
+    kept = [b for b in blocks(re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown))
+            if b.strip() and not any(m in b for m in marks)]
+    return table_code("\n\n".join(kept))
 
 
 def table_code(markdown: str) -> str:
@@ -253,81 +177,208 @@ def table_code(markdown: str) -> str:
                      for line in markdown.split("\n"))
 
 
-def part_cell(cell, source: str, index: int):
-    """A markdown cell holding ``source``, a part of ``cell``, with the attachments it shows."""
-    part = copy.deepcopy(cell)
-    part.source = source
-    part["id"] = f"{cell.get('id', 'cell')}-part{index}"
-    if cell.get("attachments"):
-        shown = {name: data for name, data in cell.attachments.items() if f"attachment:{name}" in source}
-        if shown:
-            part["attachments"] = shown
-        else:
-            part.pop("attachments", None)
-    return part
+def text_width(text: str) -> float:
+    """Width of ``text`` in characters of code: a wide (CJK) character counts as two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-def set_type(cell, slide_type: str) -> None:
-    """Set ``cell``'s ``metadata.slideshow.slide_type`` (the one function here that changes its argument)."""
-    cell.metadata["slideshow"] = nbformat.from_dict({**cell.metadata.get("slideshow", {}), "slide_type": slide_type})
+def clip(line: str, chars: int = CODE_CHARS) -> str:
+    """``line`` cut to ``chars`` characters' width, ending in "…" when cut."""
+    if text_width(line) <= chars:
+        return line
+    out = ""
+    for ch in line:
+        if text_width(out + ch) > chars - 1:
+            break
+        out += ch
+    return out + ELLIPSIS
 
 
-def slideshow(nb, budget: float = BUDGET) -> nbformat.NotebookNode:
-    """A copy of the executed notebook ``nb`` with the slide metadata of its deck (see the module docstring).
+def line_numbers(spec: str) -> list[int]:
+    """The line numbers of a slide's ``lines``: ``"3-9"``, ``"1, 5-7"`` (from 1, inclusive)."""
+    out = []
+    for part in str(spec).split(","):
+        first, _, last = part.strip().partition("-")
+        out += range(int(first), int(last or first) + 1)
+    return out
 
-    Reads and writes nothing; ``nb`` is left as it is. The copy's cells are ``nb``'s, in order, with
-    ``metadata.slideshow.slide_type`` set on each (``slide``: the title and each ``##`` heading; ``subslide``:
-    a step below it; ``-``: a cell that joins the step before it, when both fit on one slide; ``skip``), the
-    code cells' nbgrader markers removed and long markdown cells cut into parts; its ``metadata.title`` is
-    the title cell's heading.
+
+def code_lines(source: str, spec: str | None = None) -> str:
+    """The lines ``spec`` (:func:`line_numbers`; all when None) of ``source``, a line wider than
+    :data:`CODE_CHARS` without its end-of-line comment."""
+    lines = source.rstrip("\n").split("\n")
+    comments = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT and tok.start[1] > 0 and lines[tok.start[0] - 1][:tok.start[1]].strip():
+                comments[tok.start[0] - 1] = tok.start[1]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    lines = [line[:comments[i]].rstrip() if i in comments and len(line) > CODE_CHARS else line
+             for i, line in enumerate(lines)]
+    numbers = line_numbers(spec) if spec else range(1, len(lines) + 1)
+    return textwrap.dedent("\n".join(lines[n - 1] for n in numbers if 0 < n <= len(lines))).strip("\n")
+
+
+def cut_text(text, lines: int, wrap: bool = False) -> str:
+    """An output's text: its first ``lines`` lines, each cut to the slide's width unless ``wrap``, and "…" when
+    lines were left out."""
+    rows = ("".join(text) if isinstance(text, list) else text).rstrip("\n").split("\n")
+    shown = [r if wrap else clip(r) for r in rows[:lines]]
+    return "\n".join(shown + ([ELLIPSIS] if len(rows) > lines else [])) + "\n"
+
+
+def cut_outputs(outputs: list, lines: int | None, wrap: bool = False) -> list:
+    """Copies of a code cell's ``outputs`` as a slide shows them: figures whole, text cut (:func:`cut_text`);
+    none when ``lines`` is 0; ``None``: :data:`OUTPUT_LINES`."""
+    if lines == 0:
+        return []
+    lines = OUTPUT_LINES if lines is None else lines
+    out = []
+    for output in copy.deepcopy(outputs):
+        if output.get("output_type") == "stream":
+            output["text"] = cut_text(output["text"], lines, wrap)
+        elif output.get("output_type") in ("execute_result", "display_data"):
+            data = output["data"]
+            if "image/png" in data:
+                output["data"] = nbformat.from_dict({"image/png": data["image/png"]})
+            elif "text/plain" in data:
+                output["data"] = nbformat.from_dict({"text/plain": cut_text(data["text/plain"], lines, wrap)})
+            else:
+                continue
+        else:  # an error
+            continue
+        out.append(output)
+    return out
+
+
+def new_cell(kind: str, source: str, slide_type: str, **fields):
+    """A new markdown or code cell of the deck's notebook with ``metadata.slideshow.slide_type``."""
+    cell = (nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell)(source, **fields)
+    cell.metadata["slideshow"] = {"slide_type": slide_type}
+    return cell
+
+
+def slide_cells(slide: dict, cells: list, ids: dict, language: str) -> list:
+    """The cells of one slide of the table: its title and text, its block, its code cell, and no notes yet.
 
     Raises:
-        SlidesError: the notebook has no cell to show.
+        SlidesError: the slide names a cell that is missing or of the wrong kind.
     """
-    out = copy.deepcopy(nb)
-    deep = deep_dives_start(out.cells)
-    words = solution_words(out.cells)
-    cells, title_seen = [], False
-    room, last = 0.0, None  # what is left on the current slide, and the kind of its last cell
-    for index, cell in enumerate(out.cells):
-        if is_skipped(cell, index, deep) or cell.cell_type not in ("code", "markdown"):
-            set_type(cell, "skip")
-            cells.append(cell)
-            continue
-        if cell.cell_type == "code":
-            height = code_height(cell)
-            joins = height <= room
-            set_type(cell, "-" if joins else "subslide")
-            room, last = (room if joins else budget) - height, "code"
-            cells.append(cell)
-            continue
-        source = table_code(without_solution_pointer(cell.source, words))
-        first = source.lstrip().split("\n")[0]
-        if not title_seen and first.startswith("# "):
-            title_seen = True
-            out.metadata["title"] = first[2:].strip()
-            kind = "slide"
-        else:
-            kind = "slide" if first.startswith("## ") else "subslide"
-        images = {name: png_size(data.get("image/png", "")) for name, data in (cell.get("attachments") or {}).items()}
-        height = markdown_height(source, images)
-        if kind == "subslide" and last == "markdown" and height <= room:  # prose that goes on (the next exercise)
-            cell.source = source
-            set_type(cell, "-")
-            cells.append(cell)
-            room -= height
-            continue
-        parts = split_markdown(source, budget, images)
-        for n, part in enumerate(parts):
-            piece = cell if len(parts) == 1 else part_cell(cell, part, n)
-            piece.source = part
-            set_type(piece, kind if n == 0 else "subslide")
-            cells.append(piece)
-        room, last = (budget - markdown_height(parts[-1], images) if parts else 0.0), "markdown"
-    out.cells = cells
-    if all(c.metadata.slideshow.slide_type == "skip" for c in cells):
-        raise SlidesError("the notebook has no cell to show on a slide")
+    pick = LANGUAGES.index(language)
+    title = slide["title"][pick] if "title" in slide else cells[ids[slide["section"]]].source.lstrip().split("\n")[0][3:]
+    text = [f"## {title}"] + ([slide["text"][pick]] if slide.get("text") else [])
+    attachments = None
+    if "block" in slide:
+        name, _, number = slide["block"].partition(":")
+        cell = cells[ids[name]]
+        parts = blocks(cell.source)
+        if cell.cell_type != "markdown" or not number.isdigit() or not 1 <= int(number) <= len(parts):
+            raise SlidesError(f"slide {label(slide)!r}: block {slide['block']!r} is not a block of a markdown cell")
+        text.append(table_code(parts[int(number) - 1]))
+        attachments = {k: v for k, v in (cell.get("attachments") or {}).items() if f"attachment:{k}" in text[-1]}
+    out = [new_cell("markdown", "\n\n".join(text), "slide")]
+    if attachments:
+        out[0]["attachments"] = attachments
+    if "cell" in slide:
+        cell = cells[ids[slide["cell"]]]
+        if cell.cell_type != "code":
+            raise SlidesError(f"slide {label(slide)!r}: cell {slide['cell']} is not a code cell")
+        shown = new_cell("code", code_lines(cell.source, slide.get("lines")), "-",
+                         outputs=cut_outputs(cell.get("outputs", []), slide.get("output"), slide.get("wrap", False)),
+                         execution_count=cell.get("execution_count"))
+        if not slide.get("input", True):
+            shown.metadata["tags"] = [HIDE_INPUT]
+        out.append(shown)
     return out
+
+
+def label(slide: dict) -> str:
+    """A slide of the table as its error messages name it."""
+    return slide["title"][0] if "title" in slide else f"section {slide.get('section')}"
+
+
+def slideshow(nb, slides: list[dict], language: str = "en") -> nbformat.NotebookNode:
+    """The deck's notebook: the title slide of the executed notebook ``nb``, then ``slides`` (the table's list
+    for it), each with its speaker notes (see the module docstring); ``nb`` is left as it is.
+
+    Raises:
+        SlidesError: a slide names a cell that is missing, that is a setup, check, solution, Colab or deep-dive
+            cell, or comes before the slide before it; or the table has no slide.
+    """
+    cells, words = nb.cells, solution_words(nb.cells)
+    ids = {c.get("id"): i for i, c in enumerate(cells)}
+    hidden, starts = left_out(cells), section_starts(cells)
+    if not slides:
+        raise SlidesError("the table has no slide for it")
+    anchors, notes, whole, taken = [], [], set(), {}
+    for slide in slides:
+        named = [slide[k].partition(":")[0] for k in ("cell", "block", "section") if k in slide]
+        own = [(name, int(n) if n.isdigit() else None) for name, _, n in (e.partition(":") for e in slide.get("notes", []))]
+        for name in named + [name for name, _ in own]:
+            if name not in ids:
+                raise SlidesError(f"slide {label(slide)!r}: no cell {name!r} in the notebook")
+            if ids[name] in hidden or is_check(cells[ids[name]]) or SETUP.search(cells[ids[name]].source):
+                raise SlidesError(f"slide {label(slide)!r}: cell {name!r} is a setup, check, solution, Colab "
+                                  "or deep-dive cell")
+        indices = [ids[n] for n in named] or [ids[n] for n, _ in own]  # where the slide is in the notebook
+        if not indices:
+            raise SlidesError(f"slide {label(slide)!r} names no cell")
+        if anchors and min(indices) < anchors[-1]:
+            raise SlidesError(f"slide {label(slide)!r} comes before the slide above it in the notebook")
+        anchors.append(min(indices))
+        notes.append([(ids[name], n) for name, n in own])
+        for name, n in own:
+            (whole.add(ids[name]) if n is None else taken.setdefault(ids[name], set()).add(n))
+    title = cells[0]
+    title_notes = []
+    for i, c in enumerate(cells):
+        if c.cell_type != "markdown" or i in hidden or i in whole or i == 0:
+            continue
+        same = [k for k, a in enumerate(anchors) if starts[a] == starts[i]]
+        after = [k for k in same if anchors[k] >= i]
+        before = [k for k, a in enumerate(anchors) if a < i]
+        target = after[0] if after else (same[-1] if same else (before[-1] if before else None))
+        (title_notes if target is None else notes[target]).append((i, None))
+
+    def prose(i: int, n: int | None) -> str:  # a cell's prose, or its block n, without what other slides took
+        parts = blocks(cells[i].source)
+        kept = [parts[n - 1]] if n else [b for k, b in enumerate(parts, 1) if k not in taken.get(i, ())]
+        return notes_text("\n\n".join(kept), words)
+
+    heading, *rest = blocks(title.source)
+    figure = [b for b in rest if "](attachment:" in b]
+    first = new_cell("markdown", "\n\n".join([heading] + figure), "slide")
+    if title.get("attachments"):
+        first["attachments"] = copy.deepcopy(title.attachments)
+    out = [first, new_cell("markdown", notes_text("\n\n".join(b for b in rest if b not in figure), words), "notes")]
+    out += [new_cell("markdown", prose(i, n), "notes") for i, n in title_notes]
+    for slide, own in zip(slides, notes):
+        out += slide_cells(slide, cells, ids, language)
+        out += [new_cell("markdown", text, "notes") for text in (prose(i, n) for i, n in sorted(own, key=lambda e: (e[0], e[1] or 0)))
+                if text.strip()]
+    deck = nbformat.v4.new_notebook(cells=out, metadata=copy.deepcopy(nb.metadata))
+    deck.metadata["title"] = heading.lstrip("# ").strip()
+    return deck
+
+
+def sections_table(nb) -> list[dict]:
+    """The slides of a notebook the table does not cut: one per ``##`` section shown, its prose in the notes."""
+    hidden = left_out(nb.cells)
+    return [{"section": c.get("id")} for i, c in enumerate(nb.cells)
+            if i not in hidden and c.cell_type == "markdown" and c.source.lstrip().startswith("## ")]
+
+
+def load_cuts(path: Path = CUTS) -> dict[str, list[dict]]:
+    """The table of slides: notebook stem -> its slides.
+
+    Raises:
+        SlidesError: the file is missing or not TOML.
+    """
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise SlidesError(f"cannot read the slides' table {path}: {e}") from None
 
 
 # --------------------------------------------------------------------------- the packages' files
@@ -407,15 +458,19 @@ def exporter():
                          reveal_width=str(WIDTH), reveal_height=str(HEIGHT),
                          exclude_input_prompt=True, exclude_output_prompt=True, exclude_anchor_links=True)
     exp.log.setLevel("ERROR")  # "Alternative text is missing": the figures' outputs have none
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    exp.register_preprocessor(TagRemovePreprocessor(remove_input_tags={HIDE_INPUT}), enabled=True)
     return exp
 
 
-def write_deck(nb, dest: Path, static: Path, language: str = "en", exp=None) -> Path:
-    """Write the deck of the executed notebook ``nb`` to ``dest``, its reveal.js and MathJax taken from the
-    folder ``static`` (:func:`copy_assets`) by relative paths; ``language`` sets the page's language.
+def write_deck(nb, dest: Path, static: Path, slides: list[dict], language: str = "en", exp=None) -> Path:
+    """Write the deck of the executed notebook ``nb`` cut as ``slides`` (its table) to ``dest``, its reveal.js and
+    MathJax taken from the folder ``static`` (:func:`copy_assets`) by relative paths; ``language`` sets the
+    page's language and the slides' texts.
 
     Raises:
-        SlidesError: nbconvert failed on the notebook.
+        SlidesError: see :func:`slideshow`; or nbconvert failed on the notebook.
     """
     exp = exp or exporter()
     up = Path(os.path.relpath(static, dest.parent)).as_posix()
@@ -423,7 +478,7 @@ def write_deck(nb, dest: Path, static: Path, language: str = "en", exp=None) -> 
     exp.mathjax_url = f"{up}/mathjax/{Path(MATHJAX_FILE).name}"
     exp.language_code = EDITIONS[language].lang.split("-")[0]
     try:
-        body, _ = exp.from_notebook_node(slideshow(nb), resources={"metadata": {"name": dest.name.split(".")[0]}})
+        body, _ = exp.from_notebook_node(slideshow(nb, slides, language), resources={"metadata": {"name": dest.name.split(".")[0]}})
     except SlidesError as e:
         raise SlidesError(f"{dest.name}: {e}") from None
     except Exception as e:  # nbconvert's and its filters' errors, of many types
@@ -470,15 +525,19 @@ def edition_decks(src: Path, stems: list[str], language: str) -> tuple[dict[str,
     return notebooks, left
 
 
-def write_decks(decks: dict[Path, tuple], static: Path) -> list[Path]:
-    """Write every deck, ``dest -> (notebook, language)``, with the assets in ``static``; return the decks.
+
+
+def write_decks(decks: dict[Path, tuple], static: Path, cuts: dict) -> list[Path]:
+    """Write every deck, ``dest -> (notebook, language, stem)``, cut by the table ``cuts``, with the assets in
+    ``static`` (a notebook the table lacks: :func:`sections_table`); return the decks.
 
     Raises:
         SlidesError: see :func:`copy_assets` and :func:`write_deck`.
     """
     copy_assets(static)
     exp = exporter()
-    return [write_deck(nb, dest, static, language, exp) for dest, (nb, language) in decks.items()]
+    return [write_deck(nb, dest, static, cuts.get(stem) or sections_table(nb), language, exp)
+            for dest, (nb, language, stem) in decks.items()]
 
 
 def site_decks(src: Path, site: Path, editions: dict[str, tuple[str, list[str]]]) -> list[Path]:
@@ -486,10 +545,11 @@ def site_decks(src: Path, site: Path, editions: dict[str, tuple[str, list[str]]]
     the site, its notebooks)``, the decks of its notebooks in ``site/<folder>/slides/`` (English
     ``site/slides/``, Chinese ``site/zh/slides/``), the assets once in ``site/slides/_static/``.
 
-    Reads ``src/NN_name.ipynb`` (executed) and, for a translated edition, the catalogues of tools/i18n.py.
+    Reads ``src/NN_name.ipynb`` (executed), tools/slides_cuts.toml and, for a translated edition, the
+    catalogues of tools/i18n.py.
 
     Raises:
-        SlidesError: see :func:`write_decks`; or a notebook of ``editions`` has no complete translation.
+        SlidesError: see :func:`load_cuts` and :func:`write_decks`; or a notebook of ``editions`` has no complete translation.
     """
     decks = {}
     for language, (folder, stems) in editions.items():
@@ -497,8 +557,8 @@ def site_decks(src: Path, site: Path, editions: dict[str, tuple[str, list[str]]]
         if left:
             raise SlidesError(f"no complete {EDITIONS[language].label} translation of {', '.join(left)}")
         for stem, nb in notebooks.items():
-            decks[site / folder / "slides" / deck_name(stem)] = (nb, language)
-    return write_decks(decks, site / "slides" / STATIC)
+            decks[site / folder / "slides" / deck_name(stem)] = (nb, language, stem)
+    return write_decks(decks, site / "slides" / STATIC, load_cuts())
 
 
 def is_decks_folder(out: Path) -> bool:
@@ -509,8 +569,9 @@ def is_decks_folder(out: Path) -> bool:
 
 
 def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" / "slides",
-          stems: list[str] | None = None, languages: tuple[str, ...] = ("en", "zh_CN")) -> dict[str, list[Path]]:
-    """Write the decks of the executed notebooks ``src/NN_name.ipynb`` into ``out``, replaced as a whole (see
+          stems: list[str] | None = None, languages: tuple[str, ...] = ("en", "zh_CN"),
+          cuts: Path = CUTS) -> dict[str, list[Path]]:
+    """Write the decks of the executed notebooks ``src/NN_name.ipynb``, cut by the table ``cuts``, into ``out``, replaced as a whole (see
     the module docstring): ``out/NN_name.slides.html``, ``out/<folder>/NN_name.slides.html`` for each other
     edition of ``languages`` (``zh/``), ``out/_static/``.
 
@@ -533,9 +594,9 @@ def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" /
         notebooks, _ = edition_decks(src, stems, language)
         folder = tmp / EDITIONS[language].folder
         written[language] = [out / EDITIONS[language].folder / deck_name(stem) for stem in notebooks]
-        decks.update({folder / deck_name(stem): (nb, language) for stem, nb in notebooks.items()})
+        decks.update({folder / deck_name(stem): (nb, language, stem) for stem, nb in notebooks.items()})
     try:
-        write_decks(decks, tmp / STATIC)
+        write_decks(decks, tmp / STATIC, load_cuts(cuts))
         shutil.rmtree(out, ignore_errors=True)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp.rename(out)
@@ -561,7 +622,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     counts = ", ".join(f"{len(decks)} in {EDITIONS[lang].label}" for lang, decks in written.items())
     print(f"decks written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); open "
-          f"{args.out / deck_name(stems[0])} (arrow keys: right for the next section, down for its steps)")
+          f"{args.out / deck_name(stems[0])} (space for the next slide, S for the speaker notes)")
+    uncut = [stem for stem in stems if not load_cuts().get(stem)]
+    if uncut:
+        print(f"note: {', '.join(uncut)} not in {CUTS.name}: a slide per section, the prose in the notes")
     for lang, decks in written.items():
         left = [stem for stem in stems if args.out / EDITIONS[lang].folder / deck_name(stem) not in decks]
         if left:
