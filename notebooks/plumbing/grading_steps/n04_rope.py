@@ -81,10 +81,10 @@ STEPS = [
          projections, inputs=("token_embeddings",),
          given=lambda ctx: {"token_embeddings": ctx.meta_output("layers.0.attention_norm")}),
     Step("04-frequencies", "rope-17", "the frequencies theta_i",
-         "Return the head_dim/2 frequencies theta ** (-2i / head_dim), i = 0 .. head_dim/2 - 1, in float32,\n"
-         "computed as Meta does: 1 / theta ** (the even numbers 0, 2, .. below head_dim, as float32, / head_dim).",
-         "返回 head_dim/2 个频率 theta ** (-2i / head_dim)，i = 0 .. head_dim/2 - 1，float32，\n"
-         "按 Meta 的算法：1 / theta ** （小于 head_dim 的偶数 0, 2, ..，转为 float32，再除以 head_dim）。",
+         "Return the head_dim/2 frequencies theta_i = theta ** (-2i / head_dim), i = 0 .. head_dim/2 - 1:\n"
+         "a float32 tensor of shape [head_dim/2], theta_0 = 1 first.",
+         "返回 head_dim/2 个频率 theta_i = theta ** (-2i / head_dim)，i = 0 .. head_dim/2 - 1：\n"
+         "形状为 [head_dim/2] 的 float32 张量，第一个是 theta_0 = 1。",
          "{'theta': float(inputs.params.rope_theta), 'head_dim': int(inputs.params.head_dim), "
          "'model': rope_frequencies(float(inputs.params.rope_theta), int(inputs.params.head_dim)), "
          "'other': rope_frequencies(10000.0, 64)}",
@@ -92,10 +92,10 @@ STEPS = [
     Step("04-freqs-cis", "rope-22", "angles and freqs_cis",
          "t: the positions 0 .. seqlen-1 in float32.\n"
          "angles: angles[m, i] = t[m] * freqs[i], [seqlen, head_dim/2] float32.\n"
-         "freqs_cis: the complex numbers of length 1 and angle angles (torch.polar), [seqlen, head_dim/2] complex64.",
+         "freqs_cis: the complex numbers of length 1 and angle angles, [seqlen, head_dim/2] complex64.",
          "t：位置 0 .. seqlen-1，float32。\n"
          "angles：angles[m, i] = t[m] * freqs[i]，[seqlen, head_dim/2] float32。\n"
-         "freqs_cis：长度为 1、角度为 angles 的复数（torch.polar），[seqlen, head_dim/2] complex64。",
+         "freqs_cis：长度为 1、角度为 angles 的复数，[seqlen, head_dim/2] complex64。",
          "{'seqlen': len(inputs.tokens), 'freqs': freqs, 'angles': angles, 'freqs_cis': freqs_cis}",
          freqs_cis, inputs=("freqs",)),
     Step("04-rotate-one-head", "rope-28", "head 0 rotated, step by step",

@@ -139,9 +139,9 @@ def output_projection(v, ctx):
 STEPS = [
     Step("05-repeat-kv", "fc9e0473", "repeat_kv: key/value heads repeated",
          "The body of repeat_kv: x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim], each head\n"
-         "repeated n_rep times in place (heads 0, 0, 0, 0, 1, ...) with expand and reshape; x itself when n_rep == 1.",
+         "repeated n_rep times in place (heads 0, 0, 0, 0, 1, ...), without repeat_interleave; x itself when n_rep == 1.",
          "repeat_kv 的函数体：x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim]，每个头\n"
-         "原地重复 n_rep 次（头 0, 0, 0, 0, 1, ...），用 expand 和 reshape；n_rep == 1 时直接返回 x。",
+         "原地重复 n_rep 次（头 0, 0, 0, 0, 1, ...），不用 repeat_interleave；n_rep == 1 时直接返回 x。",
          "{'xk_rotated': xk_rotated, 'xv': xv, 'keys': keys, 'values': values, "
          "'probe': repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)}",
          repeat_kv, shortcuts=("repeat_interleave",), inputs=("xk_rotated", "xv"),

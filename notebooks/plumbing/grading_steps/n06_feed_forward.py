@@ -75,9 +75,9 @@ STEPS = [
          "{'h': h, 'ffn_input': ffn_input}",
          ffn_norm, inputs=("h",), given=lambda ctx: {"h": layer0_h(ctx)}),
     Step("06-silu", "385b962f", "SiLU, written by hand",
-         "The body of silu(x): x in float32 times sigmoid(x) = 1 / (1 + e^-x) (torch.exp), rounded once back to\n"
+         "The body of silu(x): x times sigmoid(x) = 1 / (1 + e^-x), computed in float32 and rounded once back to\n"
          "x's dtype (bf16 in, bf16 out). F.silu is what this step writes by hand.",
-         "silu(x) 的函数体：把 x 转为 float32，乘以 sigmoid(x) = 1 / (1 + e^-x)（用 torch.exp），最后只舍入一次，\n"
+         "silu(x) 的函数体：x 乘以 sigmoid(x) = 1 / (1 + e^-x)，在 float32 中计算，最后只舍入一次，\n"
          "回到 x 的数据类型（输入 bf16，输出 bf16）。这一步就是要亲手写出 F.silu。",
          f"{{'probe': silu({SILU_PROBE})}}",
          silu, shortcuts=("silu",)),
