@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import plumbing
 import slides
 from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, code_cell, tiny_notebook, unavailable
 
@@ -324,3 +325,22 @@ def test_every_deck_fits_a_1024_by_768_projector(decks):
             browser.close()
     assert not problems, "\n".join(problems)
     assert not outside, f"fetched from outside the deck's folder: {outside}"
+
+
+def test_students_decks_show_the_stubs_not_the_graded_code():
+    """The students' decks (``--student``) show no line of a graded step's code of their notebook, and its stub."""
+    from plumbing.grading import solution_region
+    from plumbing.grading_steps import STEPS
+
+    cuts = slides.load_cuts()
+    for series in plumbing.series_notebooks():
+        stem, steps = series.stem, STEPS.get(series.stem[:2], [])
+        nb = slides.executed(series)
+        deck = slides.slideshow(slides.student_version(nb, stem, "en"), cuts[stem], "en")
+        shown = {" ".join(line.split()) for c in deck.cells if c.cell_type == "code" for line in c.source.split("\n")}
+        cells = {c.get("id"): c for c in nb.cells}
+        solution = {" ".join(line.split()) for s in steps for line in solution_region(cells[s.cell])[0].split("\n")}
+        leaked = {line for line in solution & shown if len(line) >= 12}
+        assert not leaked, f"{stem}: graded code on the students' slides: {sorted(leaked)}"
+        if any(s.cell in {sl.get("cell") for sl in cuts[stem]} for s in steps):
+            assert any("NotImplementedError" in c.source for c in deck.cells), f"{stem}: no stub on its slides"

@@ -2,6 +2,7 @@
 
     python tools/slides.py                      # the committed notebooks (they carry their outputs) -> build/slides/
     python tools/slides.py --src build --out DIR
+    python tools/slides.py --student            # the students' decks -> build/slides-student/ (no graded code)
 
 The slides are cut by hand in tools/slides_cuts.toml: per notebook, a list of slides, each with its title and at
 most about 40 words of text (English and Chinese), and what it shows of the notebook: a code cell (or some of
@@ -12,7 +13,8 @@ notebook's prose for that step: the markdown cells a slide names in ``notes``, a
 its section that comes before the slide's cell (or, for the prose at a section's end, after the section's last
 slide). The Setup section, setup and check cells (``plumbing.check(...)``), solutions, the Colab cells and the
 deep dives are on no slide and in no notes. The Chinese deck is the same table over the translated notebook. A
-notebook the table lacks gets one slide per section, its prose in the notes.
+notebook the table lacks gets one slide per section, its prose in the notes. The students' decks (``--student``)
+show each graded cell as the student edition has it, its stub in place of its code (tools/student.py), whole.
 
 The template (tools/slides_template/llama3_slides/) is nbconvert's ``reveal`` with every outside file made
 local: reveal.js from the PyPI package sphinx-revealjs (which ships reveal.js's own ``dist/`` and
@@ -284,7 +286,8 @@ def slide_cells(slide: dict, cells: list, ids: dict, language: str) -> list:
         cell = cells[ids[slide["cell"]]]
         if cell.cell_type != "code":
             raise SlidesError(f"slide {label(slide)!r}: cell {slide['cell']} is not a code cell")
-        shown = new_cell("code", code_lines(cell.source, slide.get("lines")), "-",
+        lines = None if cell.metadata.get("llama3_stub") else slide.get("lines")  # a stub: whole
+        shown = new_cell("code", code_lines(cell.source, lines), "-",
                          outputs=cut_outputs(cell.get("outputs", []), slide.get("output"), slide.get("wrap", False)),
                          execution_count=cell.get("execution_count"))
         if not slide.get("input", True):
@@ -504,6 +507,22 @@ def executed(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
+    """``nb`` with each graded cell's code replaced by the student edition's stub (its outputs kept), marked
+    ``llama3_stub`` so that its slide shows it whole."""
+    from plumbing.grading import stub
+    from plumbing.grading_steps import STEPS
+
+    out = copy.deepcopy(nb)
+    steps = {s.cell: s for s in STEPS.get(stem[:2], [])}
+    for cell in out.cells:
+        step = steps.get(cell.get("id"))
+        if step is not None and cell.cell_type == "code":
+            cell.source = stub(cell, step.task if language == "en" else step.task_zh)
+            cell.metadata["llama3_stub"] = True
+    return out
+
+
 def edition_decks(src: Path, stems: list[str], language: str) -> tuple[dict[str, nbformat.NotebookNode], list[str]]:
     """The notebooks of ``language``'s decks, stem -> notebook, and the stems left out (translation incomplete).
 
@@ -570,10 +589,10 @@ def is_decks_folder(out: Path) -> bool:
 
 def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" / "slides",
           stems: list[str] | None = None, languages: tuple[str, ...] = ("en", "zh_CN"),
-          cuts: Path = CUTS) -> dict[str, list[Path]]:
+          cuts: Path = CUTS, student: bool = False) -> dict[str, list[Path]]:
     """Write the decks of the executed notebooks ``src/NN_name.ipynb``, cut by the table ``cuts``, into ``out``, replaced as a whole (see
     the module docstring): ``out/NN_name.slides.html``, ``out/<folder>/NN_name.slides.html`` for each other
-    edition of ``languages`` (``zh/``), ``out/_static/``.
+    edition of ``languages`` (``zh/``), ``out/_static/``; with ``student``, the students' decks (:func:`student_version`).
 
     Returns:
         language -> its decks, in order; a notebook whose translation is incomplete has none.
@@ -592,6 +611,8 @@ def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" /
     shutil.rmtree(tmp, ignore_errors=True)
     for language in languages:
         notebooks, _ = edition_decks(src, stems, language)
+        if student:
+            notebooks = {stem: student_version(nb, stem, language) for stem, nb in notebooks.items()}
         folder = tmp / EDITIONS[language].folder
         written[language] = [out / EDITIONS[language].folder / deck_name(stem) for stem in notebooks]
         decks.update({folder / deck_name(stem): (nb, language, stem) for stem, nb in notebooks.items()})
@@ -610,13 +631,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=REPO_ROOT / "notebooks",
                         help="folder of executed NN_*.ipynb (default notebooks/, which carry their outputs)")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "build" / "slides",
-                        help="the decks' folder, replaced whole (default build/slides/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the decks' folder, replaced whole (default build/slides/, or build/slides-student/)")
+    parser.add_argument("--student", action="store_true",
+                        help="the students' decks: each graded cell as the student edition has it (its stub)")
     args = parser.parse_args(argv)
+    args.out = args.out or REPO_ROOT / "build" / ("slides-student" if args.student else "slides")
     start = time.perf_counter()
     stems = [p.stem for p in plumbing.series_notebooks()]
     try:
-        written = build(args.src, args.out, stems)
+        written = build(args.src, args.out, stems, student=args.student)
     except SlidesError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
