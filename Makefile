@@ -15,7 +15,7 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-.PHONY: student grade classroom classroom-template slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
+.PHONY: student grade classroom classroom-template gradescope slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
 
 ## setup: create .venv and install requirements.lock, every package pinned (skipped when up to date)
 ## Before creating .venv, PYTHON_SYS (python3.11, else python3) must be Python 3.11 or newer: otherwise one message and stop.
@@ -55,9 +55,11 @@ html: $(STAMP)
 
 ## slides: every notebook as a reveal.js slide deck (tools/slides.py), from the committed notebooks, which carry their
 ## outputs: build/slides/NN_name.slides.html, the Chinese ones in build/slides/zh/; reveal.js and MathJax copied beside
-## them from PyPI packages (nothing loaded from outside: open a deck from disk). `make html` puts them into the site too
+## them from PyPI packages (nothing loaded from outside: open a deck from disk). `make html` puts them into the site too.
+## The students' decks, each graded cell shown as its stub, go to build/slides-student/
 slides: $(STAMP)
 	$(PY) tools/slides.py
+	$(PY) tools/slides.py --student
 
 ## pdf: the whole series printed, one PDF per edition (tools/build_pdf.py: the site's pages through Sphinx's singlehtml
 ## and headless Chromium), from the committed notebooks, which carry their outputs: build/pdf/llama3-step-by-step.pdf and
@@ -144,6 +146,14 @@ classroom-template:
 	@if [ -z "$(OUT)" ]; then echo "usage: make classroom-template OUT=path/to/new/folder (a folder that does not exist, or is empty)" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory setup
 	$(PY) tools/classroom_template.py "$(OUT)"
+
+## gradescope: write Gradescope's autograder bundle, OUT/gradescope-autograder.zip (or OUT itself when it ends in .zip;
+## tools/gradescope.py): setup.sh and run_autograder at its root, the student edition and the grader (notebooks/plumbing/),
+## no solutions; each submission's notebooks graded one test per step (plumbing.gradescope). make gradescope OUT=build
+gradescope:
+	@if [ -z "$(OUT)" ]; then echo "usage: make gradescope OUT=folder (writes folder/gradescope-autograder.zip) or OUT=path/to/bundle.zip" >&2; exit 2; fi
+	@$(MAKE) --no-print-directory setup
+	$(PY) tools/gradescope.py "$(OUT)"
 
 ## grade: run a student's notebook and grade it step by step against Meta's reference code (plumbing.grading):
 ## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json].
