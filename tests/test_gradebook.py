@@ -94,7 +94,8 @@ def test_student_names_and_the_two_layouts(tmp_path):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text("{}")
     assert [(s, p.relative_to(folder).as_posix()) for s, p in gradebook.submissions(folder, skip=folder / "grades")] == \
-        [("alice", "alice/03_rmsnorm.ipynb"), ("bob", "bob_03_rmsnorm.ipynb"), ("hw", "03_rmsnorm.ipynb")]
+        [("alice", "alice/03_rmsnorm.ipynb"), ("alice", "alice/deep/04_rope.ipynb"),  # nbgrader's <student>/<assignment>/
+         ("bob", "bob_03_rmsnorm.ipynb"), ("hw", "03_rmsnorm.ipynb")]
     assert gradebook.default_out(folder) == tmp_path / "hw-grades"
     (folder / "empty").mkdir()
     for bad in (tmp_path / "missing", folder / "empty"):

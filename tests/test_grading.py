@@ -359,3 +359,16 @@ def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, stan
     assert report.series == "03_rmsnorm.ipynb"
     assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "passed", "03-gain": "failed"}, report.text()
     assert "ran longer than 40 s" in report.results[-1].detail
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("number", ["01", "06"])
+def test_a_cell_without_markers_is_judged_on_the_learners_lines(number, tmp_path, standin_dir):
+    """nbgrader's own stubbing removes the markers: the learner's lines are then found between the lines the series'
+    cell has before and after its solution, so the cell's own given lines (``plumbing.encode_prompt``, a call of
+    ``silu``) are no shortcut."""
+    nb = nbformat.read(SERIES[number], as_version=4)
+    for cell in nb.cells:
+        cell.metadata.pop("llama3", None)  # no markers, no solution_lines: as nbgrader releases and collects it
+    report = grading.grade(write(nb, tmp_path, SERIES[number].name))
+    assert report.points == report.max_points, report.text()

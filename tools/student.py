@@ -48,13 +48,13 @@ OUT = NOTEBOOKS / "student"
 EDITIONS = (("en", NOTEBOOKS, OUT), ("zh", NOTEBOOKS / "zh", OUT / "zh"))
 
 NOTE = {
-    "en": ("**Student edition.** The {n} code cells marked `### BEGIN SOLUTION` are yours to write: each says what "
-           "to compute and raises `NotImplementedError` until you replace that line. The checks after them "
+    "en": ("**Student edition.** The {n} code cells that raise `NotImplementedError` are yours to write: in each, "
+           "the comments say what to compute; write it in their place, and delete the `raise` line. The checks after them "
            "tell you when a step is right. To grade the notebook (in the repository): "
            "`make grade NOTEBOOK=notebooks/student/{path}`; it runs the notebook and checks each step against Meta's "
            "reference code: {steps}."),
-    "zh": ("**学生版。** 标有 `### BEGIN SOLUTION` 的 {n} 个代码单元格由你来写：每个单元格写明要计算什么，"
-           "在你替换那一行之前会抛出 `NotImplementedError`。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
+    "zh": ("**学生版。** 会抛出 `NotImplementedError` 的 {n} 个代码单元格由你来写：每个单元格中的注释写明要计算什么；"
+           "把代码写在那里，并删掉 `raise` 那一行。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
            "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"),
 }
 #: The heading of a notebook's last section, "## Deep dives" ("## 深入探讨 · Deep dives")

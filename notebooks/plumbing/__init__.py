@@ -25,6 +25,7 @@ One job a module:
 ``tripwire``      the grader's watch, in the student's kernel, for forbidden calls from a solution's lines
 ``grading_hints`` the instructor guide's hints, per graded step, for the grader's feedback
 ``gradebook``     a folder of submissions graded into one CSV and a feedback file per student
+``gradescope``    Gradescope's ``run_autograder``: a submission graded into ``results.json``
 ``figures_*``     figure helpers of one notebook each (layout, no teaching); each returns its figure
 ``figure_*``      ``figure_style``: the one palette, fonts and sizes of every figure
 ================= ===========================================================================

@@ -1,7 +1,7 @@
 """Grading a folder of submissions: one CSV gradebook and one Markdown feedback file per student.
 
 A folder holds either one subfolder per student, ``FOLDER/<student>/NN_name.ipynb`` (GitHub Classroom, an LMS
-download), or notebooks directly in it whose name starts with the student, ``FOLDER/<student>_NN_name.ipynb``; a
+download; nbgrader's ``submitted/<student>/<assignment>/NN_name.ipynb``, at any depth in the student's folder), or notebooks directly in it whose name starts with the student, ``FOLDER/<student>_NN_name.ipynb``; a
 notebook directly in ``FOLDER`` whose name names no student belongs to ``FOLDER``'s own name (one student's folder).
 Each notebook is graded by :func:`plumbing.grading.grade`; one that cannot be (not a notebook of the series,
 unreadable) gets a row with status ``error`` and 0 points, and a line in the feedback.
@@ -74,7 +74,7 @@ def default_out(folder: str | Path) -> Path:
 
 
 def submissions(folder: Path, skip: Path | None = None) -> list[tuple[str, Path]]:
-    """(student, notebook) for every ``*.ipynb`` directly in ``folder`` or in a student's subfolder of it, sorted;
+    """(student, notebook) for every ``*.ipynb`` directly in ``folder`` or anywhere in a student's subfolder, sorted;
     hidden files and folders (``.ipynb_checkpoints``), ``__MACOSX`` and ``skip`` (the output folder) left out.
 
     Raises:
@@ -90,8 +90,9 @@ def submissions(folder: Path, skip: Path | None = None) -> list[tuple[str, Path]
         return not p.name.startswith((".", "__")) and (skip is None or p.resolve() != skip.resolve())
 
     found = [(student_of(p, folder.resolve().name), p) for p in folder.glob("*.ipynb") if p.is_file() and visible(p)]
-    for sub in (p for p in folder.iterdir() if p.is_dir() and visible(p)):
-        found += [(sub.name, p) for p in sub.glob("*.ipynb") if p.is_file() and visible(p)]
+    for sub in (p for p in folder.iterdir() if p.is_dir() and visible(p)):  # nbgrader's: <student>/<assignment>/
+        found += [(sub.name, p) for p in sub.rglob("*.ipynb")
+                  if p.is_file() and all(visible(part) for part in [p, *p.relative_to(sub).parents][:-1])]
     if not found:
         raise Llama3Error(f"no notebook (*.ipynb) in {display_path(folder)} or its subfolders; give the folder of the "
                           "submissions (FOLDER/<student>/NN_name.ipynb or FOLDER/<student>_NN_name.ipynb)")

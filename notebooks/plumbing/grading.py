@@ -265,6 +265,25 @@ def solution_region(cell) -> tuple[str, int, int] | None:
     return "\n".join(lines[first - 1:last]), first - 1, last
 
 
+def learner_region(cell, series_cell=None) -> tuple[str, int, int] | None:
+    """The learner's lines of a graded cell, as :func:`solution_region` gives them; in a cell without markers or
+    metadata (nbgrader's own stubbing removes the markers), the lines between the series cell's lines before its
+    solution and after it, when the cell still starts and ends with them."""
+    region = solution_region(cell)
+    if region is not None or series_cell is None or (theirs := solution_region(series_cell)) is None:
+        return region
+    series_lines, (_, b, e) = series_cell["source"].split("\n"), theirs
+    if b and series_lines[b - 1].strip() == BEGIN:  # a student edition's cell: its markers are not kept either
+        b, e = b - 1, e + 1
+    before, after = [line.rstrip() for line in series_lines[:b]], [line.rstrip() for line in series_lines[e:]]
+    lines = cell["source"].split("\n")
+    stripped = [line.rstrip() for line in lines]
+    end = len(lines) - len(after)
+    if end < len(before) or stripped[:len(before)] != before or stripped[end:] != after:
+        return None
+    return "\n".join(lines[len(before):end]), len(before), end
+
+
 def stub(cell, task: str) -> str:
     """The source of a graded cell of the series with its solution lines replaced by the student edition's stub:
     nbgrader's markers around the task, as comments, and ``raise NotImplementedError()``.
@@ -426,7 +445,9 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
     series = series_notebook(path, nb)
     steps = steps_of(series)
     report = Report(display_path(path), series.name)
-    solution, anchor = _step_cells(nb, nbformat.read(series, as_version=4), steps)
+    series_nb = nbformat.read(series, as_version=4)
+    solution, anchor = _step_cells(nb, series_nb, steps)
+    series_cells = {c.get("id"): c for c in series_nb.cells}
     captures = {}  # id() of a cell -> the steps captured after it
     for s in steps:
         if anchor[s.grade_id] is not None:
@@ -443,7 +464,7 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
                     code = (f"__import__('plumbing.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), "
                             f"{_inputs_expression(s)!r})")
                     run_cells.append(nbformat.v4.new_code_cell(code))
-                region = solution_region(cell)
+                region = learner_region(cell, series_cells.get(s.cell))
                 first, last_line = (region[1] + 1, region[2]) if region else (1, len(cell.source.split("\n")))
                 code = (f"__import__('plumbing.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
                         f"{last_line}, {tuple(s.shortcuts)!r})")
@@ -461,7 +482,7 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
         for s in steps:
             clean = all(r.status == "passed" for r in report.results)
             result = _grade_step(s, solution[s.grade_id], capture_dir, context, torch, timeout, stopped,
-                                 produced if clean else None)
+                                 produced if clean else None, series_cells.get(s.cell))
             if result.status == "passed":
                 values = torch.load(capture_dir / f"{s.grade_id}.pt", weights_only=False)
                 produced.update({k: v for k, v in values.items() if k not in s.inputs})
@@ -530,13 +551,13 @@ def _input_problems(s: Step, values: dict, capture_dir: Path, context: Context, 
 
 
 def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeout: int = 0, stopped: str = "",
-                produced: dict | None = None) -> Result:
+                produced: dict | None = None, series_cell=None) -> Result:
     def result(status, detail=""):
         return Result(s.grade_id, s.title, status, s.points if status == "passed" else 0, s.points, detail)
 
     if cell is None:
         return result("not attempted", f"the cell {s.cell} is missing")
-    region = solution_region(cell)
+    region = learner_region(cell, series_cell)
     code = region[0] if region else cell.source
     error = _error_of(cell)
     if error and error[0] == NOT_ATTEMPTED:
