@@ -1,7 +1,8 @@
 """Grading a folder of submissions: one CSV gradebook and one Markdown feedback file per student.
 
 A folder holds either one subfolder per student, ``FOLDER/<student>/NN_name.ipynb`` (GitHub Classroom, an LMS
-download; nbgrader's ``submitted/<student>/<assignment>/NN_name.ipynb``, at any depth in the student's folder), or notebooks directly in it whose name starts with the student, ``FOLDER/<student>_NN_name.ipynb``; a
+download; nbgrader's ``submitted/<student>/<assignment>/NN_name.ipynb``, at any depth in the student's folder),
+or notebooks directly in it whose name starts with the student, ``FOLDER/<student>_NN_name.ipynb``; a
 notebook directly in ``FOLDER`` whose name names no student belongs to ``FOLDER``'s own name (one student's folder).
 Each notebook is graded by :func:`plumbing.grading.grade`; one that cannot be (not a notebook of the series,
 unreadable) gets a row with status ``error`` and 0 points, and a line in the feedback.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 #: a graded cell's code file -> (grade_id, first solution line, last solution line, forbidden names), lines from 1
@@ -104,3 +105,4 @@ def arm(grade_id: str, source: str, first: int, last: int, names) -> None:
     _CELLS[filename] = (grade_id, first, last, frozenset(names))
     _NAMES.update(names)
     sys.setprofile(_profile)
+    threading.setprofile(_profile)  # and the threads the cell starts

@@ -1,6 +1,6 @@
 """Sphinx extension: a notebook's ``## Deep dives`` section is shown collapsed on the site.
 
-Everything after that heading is optional material (NOTEBOOK_GUIDE.md); on the site the heading
+Everything after that heading is optional material (CONTRIBUTING.md); on the site the heading
 stays visible and its content goes into a closed ``<details>`` element whose summary lists the deep
 dives. The page's contents list still links to each one (the browser opens the element on the way).
 The section is found by its heading: ``Deep dives``, or ending in ``· Deep dives`` as in the Chinese

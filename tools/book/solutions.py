@@ -1,6 +1,6 @@
 """Sphinx extension: exercise solutions are shown collapsed on the site, behind one "Show the solution".
 
-A solution is a run of cells tagged ``solution`` (NOTEBOOK_GUIDE.md): a markdown cell with the worked
+A solution is a run of cells tagged ``solution`` (CONTRIBUTING.md): a markdown cell with the worked
 answer in prose (folded in its own ``<details>`` for Jupyter or not), one or more code cells, or a
 markdown cell directly followed by its code cells. In Jupyter the code cells' ``hide-input`` or
 ``hide-cell`` tags collapse them one by one, each behind its own toggle. On the site each solution, the
