@@ -192,6 +192,65 @@ def test_bad_input_is_one_clear_error(tmp_path):
     assert result.returncode == 2 and "usage: python -m plumbing grade" in result.stderr
 
 
+def _loop_08(edits=()):
+    """Notebook 08's ``generate`` (the cell of 08-generate) with ``edits`` [(grade_id, old, new)] in its solution
+    lines, defined in this process."""
+    import types
+
+    import torch
+
+    step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
+    cell = next(c for c in edited(SERIES["08"], list(edits)).cells if c.get("id") == step.cell)
+    namespace = {"torch": torch, "plumbing": plumbing,
+                 "rules": types.SimpleNamespace(stop_tokens=plumbing.LLAMA3_STOP_TOKENS)}
+    exec(compile(cell.source, "08-generate", "exec"), namespace)  # noqa: S102 (the series' own cell)
+    return namespace["generate"]
+
+
+def _problems_08(loop) -> list[str]:
+    """08-generate's problems for ``loop``: its capture (saved and read back as the grader does) and its check."""
+    import io
+
+    import torch
+
+    step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
+    try:
+        values = eval(step.capture, {"generate": loop})  # noqa: S307 (the step's own capture)
+    except Exception as e:  # in the grader: the step's values could not be read, it fails
+        return [f"{type(e).__name__}: {e}"]
+    saved = io.BytesIO()
+    torch.save(grading._detached(values), saved)
+    saved.seek(0)
+    return step.check(torch.load(saved, weights_only=False), None)
+
+
+def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch):
+    """The notebook's loop passes 08-generate's probes, and so does each valid form alone; each further mistake of
+    the loop (the choice ignored or drawn twice, a stop set missing one of Meta's stop tokens, ...) fails them, and so
+    does the loop given a choice other than Meta's (the temperature multiplied, top-p keeping or dropping the wrong
+    token): the seeded probes are compared with Meta's own generate, not with the grader's choice."""
+    import inspect
+
+    from grading_cases import n08 as cases08
+    from plumbing.grading_steps import n08_generation as n08
+
+    loop = _loop_08()
+    assert _problems_08(loop) == []
+    for edit in cases08.VALID:
+        assert _problems_08(_loop_08([edit])) == [], edit
+    for edit in cases08.MORE_MISTAKES:
+        assert _problems_08(_loop_08([edit])), edit
+    source = inspect.getsource(n08.sampled_choice)
+    for old, new in cases08.CHOICE_MISTAKES:
+        assert source.count(old) == 1, old
+        namespace = dict(vars(n08))
+        exec(source.replace(old, new), namespace)  # noqa: S102
+        monkeypatch.setattr(n08, "sampled_choice", namespace["sampled_choice"])
+        assert _problems_08(loop), (old, new)
+    stops = {p.stop_token for p in n08.PROBES if p.stop_token is not None}
+    assert stops == set(plumbing.LLAMA3_STOP_TOKENS) == set(n08.STOP_TOKENS)
+
+
 # --------------------------------------------------------------------------- slow: the notebooks run
 
 

@@ -1,5 +1,11 @@
-"""Notebook 08 (generation): a learner's mistakes. No step here has a library shortcut (``generate`` is the
-learner's own loop); Meta's code in a solution is flagged as in every notebook."""
+"""Notebook 08 (generation): a learner's mistakes, a shortcut, and loops written another way.
+
+``generate`` is the learner's own loop; it takes its choice (``choose``) and its stop set (``stop_tokens``) as
+arguments, as Meta's ``Llama3.generate`` takes ``temperature``, ``top_p`` and its tokenizer's ``stop_tokens``. The
+notebook gives ``sample_top_p`` and ``sampled_choice`` (the temperature, top-p) after the graded loop: its own
+checks test those (tests/test_mutations.py); the grader's probes test the loop with Meta's choice, greedy and
+seeded, and Meta's stop set.
+"""
 
 MISTAKES = {
     # the cache written one row late: the prompt's keys land in rows 1 ... seqlen, row 0 stays zero
@@ -11,4 +17,56 @@ MISTAKES = {
     "08-generate": ("\n        prev_pos = cur_pos", ""),
 }
 
-SHORTCUTS = []
+#: More mistakes of the loop, each alone (grade_id, old, new): each must fail its step. The first two give the
+#: greedy probes' ids (the seeded probes' ids and choose's calls tell them); the next three pass a probe that
+#: stops at one of the other stop tokens (each of Meta's three is forced by a probe in turn).
+MORE_MISTAKES = [
+    # the choice ignored: always the argmax, whatever choose does (the seeded probes sample)
+    ("08-generate", "next_token = choose(last_logits)", "next_token = last_logits.argmax().item()"),
+    # choose called twice per id: the id kept is another draw than the id tested for a stop
+    ("08-generate", "tokens.append(next_token)", "tokens.append(choose(last_logits))"),
+    # Meta's first Llama 3 release: <|end_of_text|> and <|eot_id|> only, no <|eom_id|>
+    ("08-generate", "if next_token in stop_tokens:", "if next_token in (128001, 128009):"),
+    # the stop set without its first token, <|end_of_text|>
+    ("08-generate", "if next_token in stop_tokens:", "if next_token in stop_tokens[1:]:"),
+    # the stop set without its last token, <|eot_id|>
+    ("08-generate", "if next_token in stop_tokens:", "if next_token == stop_tokens[0] or next_token == stop_tokens[1]:"),
+    # the stop token dropped: tested before it is kept
+    ("08-generate", "        next_token = choose(last_logits)\n",
+     "        next_token = choose(last_logits)\n        if next_token in stop_tokens:\n            break\n"),
+    # max_gen_len 0 taken literally: no new ids (Meta: max_seq_len - 1)
+    ("08-generate", "max_gen_len is None or max_gen_len == 0 or ", "max_gen_len is None or "),
+    # the cache's length ignored: max_gen_len ids even past max_seq_len
+    ("08-generate", "min(len(prompt_tokens) + max_gen_len, max_seq_len)", "len(prompt_tokens) + max_gen_len"),
+]
+
+#: Mistakes of the choice itself (old, new) in :func:`plumbing.grading_steps.n08_generation.sampled_choice`, Meta's
+#: lines the grader gives the loop: the seeded probes must tell each from Meta's ``generate``.
+CHOICE_MISTAKES = [
+    ("last_logits / temperature", "last_logits * temperature"),  # the temperature multiplied
+    ("mask = probs_sum - probs_sort > top_p", "mask = probs_sum > top_p"),  # the token that crosses p dropped
+    ("mask = probs_sum - probs_sort > top_p",  # the token after it kept too
+     "mask = torch.cat([torch.zeros(1, dtype=torch.bool), (probs_sum - probs_sort > top_p)[:-1]])"),
+    ("probs_sort[mask] = 0.0", "pass"),  # top-p ignored: every token may be drawn
+    ("descending=True", "descending=False"),  # the least probable tokens kept
+    ("torch.multinomial(probs_sort, num_samples=1)", "probs_sort.argmax()"),  # no draw: the argmax
+]
+
+SHORTCUTS = [
+    # Meta's sample_top_p in the loop, reached through an alias of plumbing.reference: the tripwire sees it
+    ("08-generate", "next_token = choose(last_logits)",
+     "meta = vars(plumbing)['refer' + 'ence'].meta_generation_code()\n"
+     "        next_token = int(meta.sample_top_p(torch.softmax(last_logits[None], dim=-1), 0.9))"),
+]
+
+VALID = [
+    # Meta's rule for max_gen_len in one test: None and 0 are both false
+    ("08-generate", "if max_gen_len is None or max_gen_len == 0 or max_gen_len >= max_seq_len:",
+     "if not max_gen_len or max_gen_len >= max_seq_len:"),
+    # every token from prev_pos: the same tokens, as len(tokens) is cur_pos
+    ("08-generate", "step(tokens[prev_pos:cur_pos], prev_pos)", "step(tokens[prev_pos:], prev_pos)"),
+    # the stop rule as Meta writes it, torch.isin, on the stop set in another order
+    ("08-generate", "if next_token in stop_tokens:",
+     "if torch.isin(torch.tensor(next_token), torch.tensor(sorted(stop_tokens, reverse=True))):"),
+    ("08-generate", "next_token = choose(last_logits)", "next_token = int(choose(last_logits))"),
+]

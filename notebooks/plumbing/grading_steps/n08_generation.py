@@ -9,16 +9,35 @@ around ``Transformer.forward`` with the key/value caches of ``Attention`` (llama
   prefill logits, and its call ``self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)`` for the new token:
   the student's ``step_logits`` must be the student's own ``forward`` on that one token at position ``seqlen``
   (their ``forward`` and ``attention`` are the previous step's, so a mistake there costs that step only);
-- the loop: the student's ``generate`` and Meta's ``Llama3.generate`` (greedy, :func:`plumbing.reference.generate`)
-  around the same constructed model, whose logits are a fixed function of the tokens and positions it is fed:
-  the same calls (tokens and ``start_pos`` of each), the same logits chosen from and the same ids, a stop token
-  kept and ``max_gen_len`` respected.
+- the loop: the student's ``generate`` and Meta's ``Llama3.generate`` (:func:`plumbing.reference.generate`) around
+  the same constructed model, whose logits are a fixed function of the tokens and positions it is fed, for each
+  of :data:`PROBES`: the same calls of the model (``self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)``),
+  the same logits chosen from, one call of ``choose`` per new id on the last row of the model's output, and the
+  same ids. Meta's rules, each probed:
+
+  - ``max_gen_len`` None or 0 (or at least ``max_seq_len``) means ``max_seq_len - 1``, and
+    ``total_len = min(max_gen_len + max_prompt_len, params.max_seq_len)`` bounds the positions;
+  - the choice: ``torch.argmax(logits[:, -1], dim=-1)`` for ``temperature`` 0; for ``temperature > 0``,
+    ``torch.softmax(logits[:, -1] / temperature, dim=-1)`` then ``sample_top_p(probs, top_p)``, which draws with
+    ``torch.multinomial`` after ``torch.manual_seed(seed)`` (``Llama3.build``). The grader's ``choose`` does the
+    same for the one row (:func:`sampled_choice`, Meta's lines) and the seed is set just before the student's
+    ``generate``, as Meta's is just before its own: a loop that does not take each id from ``choose``, or calls it
+    more than once per id, draws other ids. The sampled rows give five ids clear margins (no near-ties: the student's run
+    and Meta's draw alike on any CPU), chosen so that the temperature divided or multiplied, and top-p keeping one token more or
+    less, draw other ids;
+  - the stop rule: ``stop_tokens = torch.tensor(self.tokenizer.stop_tokens)`` (Meta's ``Tokenizer``:
+    ``<|end_of_text|>`` 128001, ``<|eom_id|>`` 128008, ``<|eot_id|>`` 128009) and ``torch.isin(next_token,
+    stop_tokens)``: the stop token is yielded, then the loop ends. Each stop token is forced, in turn, by a probe.
 
 Only the core path up to the loop's definition runs: the two greedy and sampled runs of 16 tokens that follow
-(minutes on a CPU) are not needed by any step.
+(minutes on a CPU) are not needed by any step. So ``sample_top_p`` and ``sampled_choice``, which the notebook gives
+after the loop, are not the student's steps: the notebook's own checks (Meta's ``sample_top_p``, 1000 seeded
+draws; Meta's ``generate`` with the seed) test them.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from ..grading import Step, compare
 
@@ -26,24 +45,83 @@ from ..grading import Step, compare
 VOCAB = 128256
 #: Meta's ``Tokenizer.stop_tokens``, given to the student's ``generate`` as the notebook gives it Llama 3's.
 STOP_TOKENS = [128001, 128008, 128009]
-#: (prompt, max_gen_len, position of the stop token or None, the stop token): a stop after 4 new ids, none
-#: within max_gen_len, and a stop as the very first new id.
-PROBES = [([128000, 791, 4320, 374], 8, 7, 128009), ([128000, 9906], 3, None, None), ([128000], 5, 1, 128001)]
+#: The logits of every id a row does not favour: far enough below that the softmax gives them exactly 0.
+FAR = -1e4
+#: The logit of a stop token where a probe forces it: every other id of that row is at :data:`FAR`, so that even a
+#: draw takes it (probability exactly 1).
+FORCED = 10.0
 
 
-def toy_logits(tokens, start_pos: int, stop_at, stop_token):
-    """The constructed model: logits [len(tokens), VOCAB] float32; the row of position p favours one id that
-    depends on p and on the token at p, or ``stop_token`` when p + 1 is ``stop_at`` (the next position)."""
+class Probe(NamedTuple):
+    """One run of ``generate`` on the constructed model (:func:`toy_logits`)."""
+
+    prompt: list[int]
+    max_gen_len: int
+    max_seq_len: int
+    stop_at: int | None  # the position whose id is forced to be stop_token, or None
+    stop_token: int | None
+    ladder: tuple[float, ...] = (2.0, 1.0)  # the logits of the ids a row favours, in order
+    temperature: float = 0.0  # 0: greedy, Meta's torch.argmax
+    top_p: float = 0.9
+    seed: int | None = None  # torch.manual_seed(seed) just before the run
+
+    def name(self) -> str:
+        how = (f"temperature {self.temperature}, top_p {self.top_p}, seed {self.seed}" if self.temperature > 0
+               else "greedy")
+        return f"prompt {self.prompt}, max_gen_len {self.max_gen_len}, max_seq_len {self.max_seq_len}, {how}"
+
+
+#: Greedy: a stop at each of Meta's three stop tokens in turn (after 4 new ids, after 3, as the very first), none
+#: within max_gen_len, and max_gen_len 0 (Meta: max_seq_len - 1, then total_len caps it at max_seq_len: 4 ids).
+#: Sampled (seeded): 20 draws at temperature 0.6 (logits divided: the first two ids kept by top_p 0.7, the second
+#: the one whose running sum crosses p; multiplied, three), and 14 draws at temperature 1.5 (flatter: three of five
+#: ids kept by top_p 0.6) before a forced <|eom_id|>. Per draw, a choice with the temperature multiplied, top-p
+#: dropping the token that crosses p, keeping one more, or none dropped, or the argmax, takes another id with a
+#: probability of 0.18 to 0.6.
+PROBES = [
+    Probe([128000, 791, 4320, 374], 8, 12, 7, 128009),
+    Probe([128000, 40, 1093], 6, 9, 5, 128008),
+    Probe([128000], 5, 6, 1, 128001),
+    Probe([128000, 9906], 3, 8, None, None),
+    Probe([128000, 9906], 0, 6, None, None),
+    Probe([128000, 791], 20, 22, None, None, (4.0, 3.6, 3.5, 2.0, 1.0), 0.6, 0.7, 1),
+    Probe([128000, 9906, 11], 16, 19, 17, 128008, (2.0, 1.8, 1.5, 1.2, 0.8), 1.5, 0.6, 2),
+]
+
+
+def toy_logits(probe: Probe, tokens, start_pos: int):
+    """The constructed model: logits [len(tokens), VOCAB] float32. The row of position p favours the ids b, b + 1, ...
+    (b depends on p and on the token at p) with ``probe.ladder``, the rest at :data:`FAR`; or, when p + 1 is
+    ``probe.stop_at`` (the next position), ``probe.stop_token`` alone."""
     import torch
 
     ids = [int(t) for t in tokens]
-    out = torch.zeros(len(ids), VOCAB)
+    out = torch.full((len(ids), VOCAB), FAR)
     for i, t in enumerate(ids):
         p = start_pos + i
-        favoured = stop_token if stop_at is not None and p + 1 == stop_at else 10 + (31 * t + 7 * p) % 1000
-        out[i, favoured] = 2.0
-        out[i, (favoured + 1) % VOCAB] = 1.0
+        if probe.stop_at is not None and p + 1 == probe.stop_at:
+            out[i, probe.stop_token] = FORCED
+            continue
+        favoured = 10 + (31 * t + 7 * p) % 1000
+        for k, logit in enumerate(probe.ladder):
+            out[i, favoured + k] = logit
     return out
+
+
+def sampled_choice(last_logits, temperature: float, top_p: float) -> int:
+    """Meta's choice for ``temperature > 0`` (``Llama3.generate``: ``probs = torch.softmax(logits[:, -1] /
+    temperature, dim=-1)``, ``next_token = sample_top_p(probs, top_p)``), for one row; ``sample_top_p``'s lines.
+    Written out: Meta's function called from inside the student's loop would count as the step's shortcut."""
+    import torch
+
+    probs = torch.softmax(last_logits / temperature, dim=-1)
+    probs_sort, probs_idx = torch.sort(probs, dim=-1, descending=True)
+    probs_sum = torch.cumsum(probs_sort, dim=-1)
+    mask = probs_sum - probs_sort > top_p
+    probs_sort[mask] = 0.0
+    probs_sort.div_(probs_sort.sum(dim=-1, keepdim=True))
+    next_token = torch.multinomial(probs_sort, num_samples=1)
+    return int(probs_idx[next_token])
 
 
 def _caches(ns):
@@ -86,19 +164,31 @@ def decode_values(ns) -> dict:
 
 
 def generate_values(generate) -> dict:
-    """08-generate's capture, in the student's kernel: the student's ``generate`` around the constructed model,
-    greedy, for each of :data:`PROBES`: the ids, the logits chosen from, and the calls of the model."""
+    """08-generate's capture, in the student's kernel: the student's ``generate`` around the constructed model for each
+    of :data:`PROBES` (sampled ones just after ``torch.manual_seed(probe.seed)``): the ids, the logits chosen from,
+    the calls of the model and what each call of ``choose`` was given. The kernel's random state is restored after."""
+    import torch
+
     runs = []
-    for prompt, max_gen_len, stop_at, stop_token in PROBES:
-        calls = []
+    with torch.random.fork_rng(devices=[]):
+        for probe in PROBES:
+            calls, given = [], []
 
-        def model(tokens, start_pos, calls=calls, stop_at=stop_at, stop_token=stop_token):
-            calls.append((int(start_pos), [int(t) for t in tokens]))
-            return toy_logits(tokens, int(start_pos), stop_at, stop_token)
+            def model(tokens, start_pos, calls=calls, probe=probe):
+                calls.append((int(start_pos), [int(t) for t in tokens]))
+                return toy_logits(probe, tokens, int(start_pos))
 
-        ids, chosen_from = generate(model, list(prompt), max_gen_len, lambda last_logits: last_logits.argmax().item(),
-                                    STOP_TOKENS, len(prompt) + max_gen_len)
-        runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls})
+            def choose(last_logits, given=given, probe=probe):
+                given.append(last_logits.detach().clone() if isinstance(last_logits, torch.Tensor) else last_logits)
+                if probe.temperature > 0:
+                    return sampled_choice(last_logits, probe.temperature, probe.top_p)
+                return int(torch.argmax(last_logits))  # Meta: torch.argmax(logits[:, -1], dim=-1)
+
+            if probe.seed is not None:
+                torch.manual_seed(probe.seed)
+            ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS),
+                                        probe.max_seq_len)
+            runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls, "given": given})
     return {"runs": runs}
 
 
@@ -136,7 +226,7 @@ def decode(v, ctx):
     return problems
 
 
-def _meta_toy(prompt, max_gen_len, stop_at, stop_token, calls):
+def _meta_toy(probe: Probe, calls):
     """The constructed model as a Meta ``Transformer`` (``Llama3.generate`` runs only those as text models)."""
     import types
 
@@ -147,12 +237,11 @@ def _meta_toy(prompt, max_gen_len, stop_at, stop_token, calls):
     class Toy(meta_model_code().Transformer):
         def __init__(self):
             torch.nn.Module.__init__(self)
-            self.params = types.SimpleNamespace(max_seq_len=len(prompt) + max_gen_len, max_batch_size=1,
-                                                vocab_size=VOCAB)
+            self.params = types.SimpleNamespace(max_seq_len=probe.max_seq_len, max_batch_size=1, vocab_size=VOCAB)
 
         def forward(self, tokens, start_pos):  # Meta calls self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)
             calls.append((int(start_pos), tokens[0].tolist()))
-            return toy_logits(tokens[0].tolist(), int(start_pos), stop_at, stop_token)[None]
+            return toy_logits(probe, tokens[0].tolist(), int(start_pos))[None]
 
     return Toy()
 
@@ -174,15 +263,21 @@ def generate(v, ctx):
     from ..reference import generate as meta_generate
 
     problems = []
-    for (prompt, max_gen_len, stop_at, stop_token), ours in zip(PROBES, v["runs"]):
+    for probe, ours in zip(PROBES, v["runs"]):
         calls = []
-        model = _meta_toy(prompt, max_gen_len, stop_at, stop_token, calls)
-        ids = meta_generate(None, prompt, temperature=0, max_gen_len=max_gen_len, model=model)  # Llama3.generate
-        chosen = torch.stack([toy_logits(tokens, start, stop_at, stop_token)[-1] for start, tokens in calls])
-        name = f"prompt {prompt}, max_gen_len {max_gen_len}"
-        problems += (_calls(name, ours["calls"], calls)
-                     + compare(f"{name}: new ids", ours["ids"], ids)
-                     + compare(f"{name}: logits chosen from", ours["chosen_from"], chosen))
+        with torch.random.fork_rng(devices=[]):  # Llama3.generate, after torch.manual_seed(seed) when sampled
+            ids = meta_generate(None, probe.prompt, temperature=probe.temperature, top_p=probe.top_p,
+                                max_gen_len=probe.max_gen_len, seed=probe.seed, model=_meta_toy(probe, calls))
+        chosen = torch.stack([toy_logits(probe, tokens, start)[-1] for start, tokens in calls])
+        name = probe.name()
+        found = _calls(name, ours["calls"], calls) + compare(f"{name}: new ids", ours["ids"], ids)
+        given = ours["given"]
+        if len(given) != len(ours["ids"]):
+            found.append(f"{name}: choose was called {len(given)} times for {len(ours['ids'])} new ids (each new id "
+                         "is what choose returns, called once on the last row of step's output)")
+        elif len(given) == len(ids):  # otherwise the ids and calls above differ already
+            found += compare(f"{name}: logits given to choose", torch.stack(given), chosen)
+        problems += found + compare(f"{name}: logits chosen from", ours["chosen_from"], chosen)
     return problems
 
 
