@@ -37,14 +37,7 @@ def write(nb, folder: Path, name: str) -> Path:
 
 def mistaken(series: Path, edits: dict[str, tuple[str, str]]):
     """The series' notebook with ``edits`` (grade_id -> (old, new)) made inside each step's solution lines."""
-    nb = nbformat.read(series, as_version=4)
-    cells = {s.grade_id: s.cell for s in STEPS[series.name[:2]]}
-    for grade_id, (old, new) in edits.items():
-        cell = next(c for c in nb.cells if c.get("id") == cells[grade_id])
-        region, _, _ = grading.solution_region(cell)
-        assert region.count(old) == 1, f"{grade_id}: {old!r} is not once in its solution lines"
-        cell.source = cell.source.replace(region, region.replace(old, new))
-    return nb
+    return edited(series, [(grade_id, old, new) for grade_id, (old, new) in edits.items()])
 
 
 def edited(series: Path, edits: list[tuple]):
