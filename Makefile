@@ -25,7 +25,7 @@ $(STAMP): requirements.lock pyproject.toml
 	    echo "error: creating $(VENV) needs Python 3.11 or newer; found $(if $(PYTHON_SYS),$${found:-no working Python} at '$(PYTHON_SYS)',neither python3.11 nor python3 on PATH)." >&2; \
 	    echo "  macOS: brew install python@3.11 or python.org's installer (/usr/bin/python3 is 3.9); Windows: WSL2 with sudo apt install python3.11 python3.11-venv make." >&2; \
 	    echo "  Then: make PYTHON_SYS=/path/to/python3.11 run" >&2; exit 1; }
-	@echo "==> creating $(VENV) and installing requirements.lock (every package pinned; PyTorch's CPU-only build when PIP_EXTRA_INDEX_URL names its CPU index, README)"
+	@echo "==> creating $(VENV) and installing requirements.lock (every package pinned; PyTorch's CPU-only build when PIP_EXTRA_INDEX_URL names its CPU index, docs/platforms.md)"
 	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --progress-bar on -r requirements.lock
@@ -72,16 +72,17 @@ pdf: $(STAMP)
 ## nbval on a representative part of the CPU matrix (tests/test_reproducibility.py). The Chinese notebooks are not run
 ## again: tests/test_zh.py proves their code cells and outputs are the English ones.
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
+## Every test's time goes to build/test-times.xml (JUnit XML), the 40 slowest are printed.
 test: standin smollm2
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	$(PY) -m ruff check .
 	@start=$$(date +%s); \
-	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs --durations=15 $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs --durations=40 --junitxml=build/test-times.xml $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## test-matrix: strict nbval under every CPU path this machine can emulate (ATEN_CPU_CAPABILITY x ONEDNN_MAX_CPU_ISA
-## x 1 and 2 threads; README "Tests"); 1.5 to 4 minutes per combination
+## x 1 and 2 threads; CONTRIBUTING.md "Tests"); 1.5 to 4 minutes per combination
 test-matrix: standin smollm2
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR LLAMA3_TEST_MATRIX=full $(PY) -m pytest -p no:cacheprovider -rs -v \
 	    tests/test_reproducibility.py -k emulated_cpu
@@ -117,7 +118,7 @@ bench: standin smollm2
 	$(PY) tools/bench.py
 
 ## bench-models: time and memory of every notebook on stand-ins of Meta-Llama-3-8B's, Llama 3.2 3B's and 1B's shapes
-## (builds data/standin-<model>/ once; writes build/bench_models.md; README "Which model to run")
+## (builds data/standin-<model>/ once; writes build/bench_models.md; docs/models.md "Which model to run")
 bench-models: standin
 	$(PY) tools/bench_models.py
 

@@ -5,7 +5,7 @@ import pytest
 import plumbing
 
 #: Tests that take more than a few seconds without executing a notebook (see the `slow` marker).
-SLOW_MODULES = {"test_site.py", "test_site_browser.py", "test_bench.py", "test_launch.py"}
+SLOW_MODULES = {"test_site.py", "test_site_browser.py", "test_site_browser_learner.py", "test_bench.py", "test_launch.py"}
 
 
 def pytest_configure(config):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import i18n
 import plumbing
 import run_notebooks
 from run_notebooks import execute_notebook
-from site_helpers import HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook
+from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, \
+    unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -176,3 +178,18 @@ def tiny_editions(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium for the site's browser tests (playwright), one per test module."""
+    exe = os.environ.get("LLAMA3_CHROMIUM") or next((shutil.which(n) for n in CHROMIUM_NAMES if shutil.which(n)), None)
+    if exe is None:
+        unavailable(f"no Chromium found (looked for {', '.join(CHROMIUM_NAMES)}, or LLAMA3_CHROMIUM=path); "
+                    "on Debian: apt-get install chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the Python package playwright is not installed (pip install -r requirements.txt)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import build_pdf
 import build_site
 import i18n
+import pdf_print
 import plumbing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +36,9 @@ REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")
 #: each edition's notebooks in the repository: notebooks/ and, for Chinese, where tools/i18n.py writes them
 NOTEBOOK_FOLDERS = {lang: (HOME if lang == "en" else i18n.edition_path(HOME / "x.ipynb", lang).parent).relative_to(ROOT).as_posix()
                     for lang in build_site.EDITIONS}
+#: in the browser: MathJax has typeset the page (tools/book/mathjax-config.js sets ``data-math``), or it has no maths
+READY = """() => document.documentElement.dataset.math
+  || (!document.querySelector('script[src*="mathjax"]') && document.readyState === 'complete')"""
 
 
 
@@ -52,7 +55,7 @@ def built(build, *args, **kwargs):
     reason when this machine has no Chromium or no Chinese font to print them with (failed when CI is set)."""
     try:
         return build(*args, **kwargs)
-    except build_pdf.PrintUnavailable as e:
+    except pdf_print.PrintUnavailable as e:
         unavailable(str(e))
 
 

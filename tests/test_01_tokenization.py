@@ -10,7 +10,7 @@ Further prompts. Running the notebook for every prompt would take over a minute,
 of ``PLUMBING_PROMPTS`` (more languages, contractions, digits, emoji sequences, whitespace, the Llama 3.1
 and 3.2 special names, control characters, a lone surrogate, inputs above Meta's 25,000- and 400,000-character
 limits) go through ``plumbing.encode_prompt``, the function the notebook's setup uses, that its section
-6 calls for prompts over 25,000 characters, and that its deep dive on rule 3 self-checks its own
+6 calls for prompts that Meta's rule 3 cuts, and that its deep dive on rule 3 self-checks its own
 ``encode_with_cuts`` against; they are compared with Meta's tokenizer. The short ones
 also go through a pure-Python copy of the notebook's algorithm (Meta's regex with the ``regex``
 package, then tiktoken's whole-piece lookup and byte-pair merges), so what the notebook teaches is
@@ -300,6 +300,29 @@ def test_split_long_runs_equals_metas(meta):
         ours = list(plumbing.tokenizer.split_long_runs(text, limit))
         assert ours == list(meta._split_whitespaces_or_nonwhitespaces(text, limit)), (text, limit)
         assert "".join(ours) == text
+
+
+def test_rule3_chunks_are_the_texts_metas_encode_hands_to_tiktoken(meta):
+    """``plumbing.tokenizer.rule3_chunks`` (the notebook's guard for rule 3): Meta's 400,000-character windows, each
+    cut by ``_split_whitespaces_or_nonwhitespaces``; one chunk for any text of at most 25,000 characters."""
+    from llama_models.llama3 import tokenizer as meta_module
+
+    def metas(text):
+        step = meta_module.TIKTOKEN_MAX_ENCODE_CHARS
+        return [chunk for i in range(0, len(text), step)
+                for chunk in meta._split_whitespaces_or_nonwhitespaces(text[i : i + step], meta_module.MAX_NO_WHITESPACES_CHARS)]
+
+    for text in ["a b", " " * 25_000 + "x", "a" * 25_001, "a" * 30_000 + " b" + "\n" * 26_000 + "c", "Hello world. " * 32_000]:
+        assert plumbing.tokenizer.rule3_chunks(text) == metas(text), len(text)
+    assert plumbing.tokenizer.rule3_chunks("") == [""]
+    assert len(plumbing.tokenizer.rule3_chunks("ab " * 8_333)) == 1
+
+
+def test_reference_tokenizer_is_metas_for_llama3(meta):
+    """Section 1's ``meta``: Meta's own ``Tokenizer`` for Llama 3's file, with its 256 special tokens."""
+    ours = plumbing.tokenizer.reference_tokenizer(plumbing.default_tokenizer_path())
+    assert ours is meta or type(ours) is type(meta)
+    assert len(ours.special_tokens) == 256 and ours.n_words == 128_256 and ours.pat_str == plumbing.PAT_STR
 
 
 def test_cuts_change_the_ids_of_long_runs(enc, meta):

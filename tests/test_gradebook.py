@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLVED = ROOT / "notebooks" / "03_rmsnorm.ipynb"
 BLANK = ROOT / "notebooks" / "student" / "03_rmsnorm.ipynb"
 TASKS = {s.grade_id: s.task for s in STEPS["03"]}
+N = len(STEPS["03"])  # notebook 03's steps, each worth 1 point
 
 
 def plumbing_grade(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -152,7 +153,7 @@ def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, standin_dir)
     assert result.returncode == 1, result.stdout + result.stderr
     rows = read_csv(tmp_path / "hw-grades" / "grades.csv")
     assert [(r["student"], r["notebook"], r["status"], r["points"], r["max_points"]) for r in rows] == [
-        ("ann", "ann_03_rmsnorm.ipynb", "error", "0", "3"), ("ben", "ben_03_rmsnorm.ipynb", "error", "0", "3"),
+        ("ann", "ann_03_rmsnorm.ipynb", "error", "0", str(N)), ("ben", "ben_03_rmsnorm.ipynb", "error", "0", str(N)),
         ("cat_homework", "cat_homework.ipynb", "error", "0", "0")]
     ann = (tmp_path / "hw-grades" / "feedback" / "ann.md").read_text(encoding="utf-8")
     assert "not a readable notebook" in ann and str(tmp_path) not in ann and "Submit the notebook you worked in" in ann
@@ -180,12 +181,12 @@ def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path,
     assert "4 notebooks of 4 students graded, 1 with every step passed" in result.stdout, result.stdout
 
     ids = [s.grade_id for s in STEPS["03"]]
-    statuses = {"alice": ["passed"] * 3, "bob": ["not attempted"] * 3, "dave": ["failed", "passed", "passed"]}
+    statuses = {"alice": ["passed"] * N, "bob": ["not attempted"] * N, "dave": ["failed"] + ["passed"] * (N - 1)}
     expected = [dict(student=student, notebook="03_rmsnorm.ipynb", grade_id=g, title=s.title, status=status,
                      points=str(int(status == "passed")), max_points="1")
                 for student in ("alice", "bob") for g, s, status in zip(ids, STEPS["03"], statuses[student])]
     expected.append(dict(student="carol", notebook=place("carol").name, grade_id="", title="not gradable",
-                         status="error", points="0", max_points="3"))
+                         status="error", points="0", max_points=str(N)))
     expected += [dict(student="dave", notebook="03_rmsnorm.ipynb", grade_id=g, title=s.title, status=status,
                       points=str(int(status == "passed")), max_points="1")
                  for g, s, status in zip(ids, STEPS["03"], statuses["dave"])]
@@ -197,15 +198,15 @@ def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path,
         return (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")
 
     alice = feedback("alice")
-    assert "**Total: 3/3 points**" in alice and "Hints" not in alice and "not attempted" not in alice
-    assert alice.count("| passed | 1/1 |") == 3
+    assert f"**Total: {N}/{N} points**" in alice and "Hints" not in alice and "not attempted" not in alice
+    assert alice.count("| passed | 1/1 |") == N
     bob = feedback("bob")
-    assert "**Total: 0/3 points**" in bob and bob.count("| not attempted | 0/1 |") == 3 and "Hints" not in bob
+    assert f"**Total: 0/{N} points**" in bob and bob.count("| not attempted | 0/1 |") == N and "Hints" not in bob
     assert all(line in bob for task in TASKS.values() for line in task.splitlines()), "what to write, for every step"
     carol = feedback("carol")
-    assert "not graded, 0/3 points" in carol and "not a readable notebook" in carol and str(tmp_path) not in carol
+    assert f"not graded, 0/{N} points" in carol and "not a readable notebook" in carol and str(tmp_path) not in carol
     dave = feedback("dave")
-    assert "**Total: 2/3 points**" in dave and "### `03-mean-square` float32 rows and their mean square: failed" in dave
+    assert f"**Total: {N - 1}/{N} points**" in dave and "### `03-mean-square` float32 rows and their mean square: failed" in dave
     failed = part(dave, "### `03-mean-square`")
     assert "What the grader found:" in failed and "mean_square" in failed.split("What the grader found:")[1]
     assert all(f"- {hint}" in failed for hint in HINTS["03-mean-square"])
@@ -226,5 +227,5 @@ def test_a_folder_of_solved_work_exits_0(tmp_path, standin_dir):
     (folder / "grades" / "old.ipynb").write_text("not json")  # the output folder inside: not a submission
     result = plumbing_grade(folder, "--out", folder / "grades")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert [(r["student"], r["status"]) for r in read_csv(folder / "grades" / "grades.csv")] == [("alice", "passed")] * 3
-    assert "**Total: 3/3 points**" in (folder / "grades" / "feedback" / "alice.md").read_text(encoding="utf-8")
+    assert [(r["student"], r["status"]) for r in read_csv(folder / "grades" / "grades.csv")] == [("alice", "passed")] * N
+    assert f"**Total: {N}/{N} points**" in (folder / "grades" / "feedback" / "alice.md").read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ import pytest
 import plumbing
 import student
 from grading_cases import cases, other_cases
-from plumbing import grading
+from plumbing import grading, grading_kernel
 from plumbing.grading_steps import STEPS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,7 +212,7 @@ def _problems_08(loop) -> list[str]:
     except Exception as e:  # in the grader: the step's values could not be read, it fails
         return [f"{type(e).__name__}: {e}"]
     saved = io.BytesIO()
-    torch.save(grading._detached(values), saved)
+    torch.save(grading_kernel._detached(values), saved)
     saved.seek(0)
     return step.check(torch.load(saved, weights_only=False), None)
 
@@ -298,60 +298,6 @@ def test_a_correct_step_written_another_way_gets_full_marks(number, tmp_path, st
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("number", [n for n in GRADED if other_cases(n)[1]])
-def test_a_step_that_changes_its_input_fails(number, tmp_path, standin_dir):
-    _, tampered = other_cases(number)
-    report = grading.grade(write(edited(SERIES[number], tampered), tmp_path, SERIES[number].name))
-    steps = {g for g, _, _ in tampered}
-    assert statuses(report) == {s.grade_id: "failed" if s.grade_id in steps else "passed" for s in STEPS[number]}, \
-        report.text()
-    assert "changes its input" in report.text()
-
-
-GIVEN = [(n, s) for n in GRADED for s in STEPS[n] if s.given]
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("number,step", GIVEN, ids=[s.grade_id for _, s in GIVEN])
-def test_an_input_the_reference_chain_gives_is_checked(number, step, tmp_path, standin_dir):
-    """A cell added before the step that reverses the order of the positions of an input that the checkpoint and
-    Meta's code give (the step's own check, on those inputs, would pass) fails that step, and only that step."""
-    import ast
-
-    tree = ast.parse(step.capture, mode="eval").body
-    names = {ast.literal_eval(k): ast.get_source_segment(step.capture, v) for k, v in zip(tree.keys, tree.values)}
-    given = [names[k] for k in step.given(grading.Context(plumbing.open_checkpoint(None)))]
-    assert given[0].isidentifier(), given
-    nb = nbformat.read(SERIES[number], as_version=4)
-    at = next(i for i, c in enumerate(nb.cells) if c.get("id") == step.cell)
-    nb.cells.insert(at, nbformat.v4.new_code_cell(f"{given[0]} = {given[0]}.flip(0)"))
-    report = grading.grade(write(nb, tmp_path, SERIES[number].name))
-    assert statuses(report)[step.grade_id] == "failed", report.text()
-    assert "against what the earlier steps, the checkpoint and Meta's code give" in report.text()
-    before = [s.grade_id for s in STEPS[number]][: [s.grade_id for s in STEPS[number]].index(step.grade_id)]
-    assert all(statuses(report)[g] == "passed" for g in before), report.text()
-
-
-@pytest.mark.notebook
-def test_an_input_changed_before_its_step_fails_that_step(tmp_path, standin_dir):
-    """A cell added before a step that changes the step's input (zeros, with the sum for the mean), or changes an
-    earlier step's result, fails the step that reads it; the steps before it pass."""
-    nb = edited(SERIES["03"], [("03-mean-square", "mean(-1, keepdim=True)", "sum(-1, keepdim=True)")])
-    at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "rms-11")
-    nb.cells.insert(at, nbformat.v4.new_code_cell(
-        "token_embeddings_unnormalized = torch.zeros_like(token_embeddings_unnormalized)"))
-    report = grading.grade(write(nb, tmp_path, SERIES["03"].name))
-    assert statuses(report)["03-mean-square"] == "failed", report.text()
-    assert "against what the earlier steps, the checkpoint and Meta's code give" in report.text()
-
-    nb = nbformat.read(SERIES["03"], as_version=4)
-    at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "rms-13")
-    nb.cells.insert(at, nbformat.v4.new_code_cell("mean_square = mean_square * 4"))
-    report = grading.grade(write(nb, tmp_path, SERIES["03"].name))
-    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "failed", "03-gain": "passed"}, report.text()
-
-
-@pytest.mark.notebook
 def test_cli_and_json(tmp_path, standin_dir):
     number = GRADED[0]
     result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(student.OUT / SERIES[number].name), "--json"],
@@ -409,8 +355,9 @@ def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, stan
     path.write_text(json.dumps(nb), encoding="utf-8")
     report = grading.grade(path, timeout=40)
     assert report.series == "03_rmsnorm.ipynb"
-    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "passed", "03-gain": "failed"}, report.text()
-    assert "ran longer than 40 s" in report.results[-1].detail
+    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "passed", "03-gain": "failed",
+                                "03-rms-norm": "passed"}, report.text()
+    assert "ran longer than 40 s" in next(r for r in report.results if r.grade_id == "03-gain").detail
 
 
 @pytest.mark.notebook

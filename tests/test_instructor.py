@@ -171,7 +171,7 @@ def test_the_guide_is_staged_into_both_editions(edition):
     assert "](../notebooks/zh/" not in staged
     for target in re.findall(r"(?<!!)\]\(([^)\s]+)\)", without_fences(staged)):  # what Sphinx resolves
         stem = re.fullmatch(r"\.\./notebooks/(\d\d_\w+)\.ipynb", target)
-        assert (stem and stem[1] in STEMS) or target in ("errata.md", "instructor.md") \
+        assert (stem and stem[1] in STEMS) or target in [f"{page}.md" for page in site_stage.DOC_PAGES] \
             or re.match(r"https?://|#", target), f"{edition.language}: a link Sphinx cannot resolve: {target}"
     assert "](errata.md)" in staged, "the link to this edition's errata page"
 

@@ -129,7 +129,8 @@ def test_licences_and_credits():
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "Apache-2.0"
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Licence and credits"):]
-    section = " ".join(section[:section.index("\n## ", 3)].split())
+    end = section.find("\n## ", 3)  # the next section, or the end of the file
+    section = " ".join(section[:end if end > 0 else None].split())
     for needed in ("Apache-2.0", "LICENSE", "CC BY 4.0", "LICENSES/CC-BY-4.0.txt", "Llama 3 Community License",
                    "tokenizer.model", "not redistributed", "naklecha", "llama3-from-scratch", "CITATION.cff"):
         assert needed in section, f"README's 'Licence and credits' does not mention {needed}"

@@ -26,6 +26,8 @@ import nbformat
 import pytest
 
 import build_pdf
+import pdf_print
+import pdf_stage
 import site_stage
 from site_helpers import STEMS, built, tags, tiny_notebook, unavailable
 
@@ -56,7 +58,7 @@ def test_print_notebook_leaves_out_the_colab_cells():
                      code("import sys  # Google Colab only", id="colab-setup"),
                      code("x = 1\ny = x + 1\nprint(y)", id="graded")]
     before = nbformat.writes(nb)
-    printed = build_pdf.print_notebook(nb)
+    printed = pdf_stage.print_notebook(nb)
     assert nbformat.writes(nb) == before, "print_notebook changed the notebook it was given"
     ids = [c.get("id") for c in printed.cells]
     assert "colab-link" not in ids and "colab-setup" not in ids and len(printed.cells) == len(nb.cells) - 2
@@ -65,7 +67,7 @@ def test_print_notebook_leaves_out_the_colab_cells():
 
 def test_notebook_title_is_the_first_heading_as_printed():
     nb = tiny_notebook(title="02 · Embedding lookup: from token ids to `token_embeddings_unnormalized`")
-    assert build_pdf.notebook_title(nb) == "02 · Embedding lookup: from token ids to token_embeddings_unnormalized"
+    assert pdf_stage.notebook_title(nb) == "02 · Embedding lookup: from token ids to token_embeddings_unnormalized"
 
 
 @pytest.mark.parametrize("edition", [EN, ZH])
@@ -73,8 +75,8 @@ def test_the_title_page_names_the_weights_and_lists_the_notebooks_in_order(editi
     runs = [{"stem": "01_a", "weights": "standin", "weights_description": "the stand-in"},
             {"stem": "02_b", "weights": "standin", "weights_description": "the stand-in"},
             {"stem": "03_c", "weights": "meta", "weights_description": "Meta's <weights>"}]
-    page = build_pdf.title_page(edition, runs, ["04_d"], "https://github.com/o/r")
-    words = build_pdf.WORDS[edition.language]
+    page = pdf_stage.title_page(edition, runs, ["04_d"], "https://github.com/o/r")
+    words = pdf_stage.WORDS[edition.language]
     assert words["title"] in page and 'href="https://github.com/o/r"' in page
     standin = html.escape(words["standin"].format(model="Meta-Llama-3-8B"))
     assert page.count(standin) == 1 and "Meta&#x27;s &lt;weights&gt;" in page  # each kind of weights once, escaped
@@ -90,7 +92,7 @@ def test_print_files_keep_the_series_only(tmp_path):
     files = {"index.md": site_stage.BOOK / "index.md", "images/x.png": tmp_path / "x.png",
              "notebooks/01_tiny.ipynb": nbformat.writes(nb), f"{site_stage.SERVED}notebooks/01_tiny.ipynb": "served",
              "docs/errata.md": "# Errata", "docs/instructor.md": "# Instructor guide"}
-    printed = build_pdf.print_files(files, EN, ["01_tiny"], [], "https://github.com/o/r")
+    printed = pdf_stage.print_files(files, EN, ["01_tiny"], [], "https://github.com/o/r")
     assert sorted(printed) == ["images/x.png", "index.md", "notebooks/01_tiny.ipynb"]
     assert printed["images/x.png"] == tmp_path / "x.png"
     assert "notebooks/01_tiny" in printed["index.md"] and "llama3-title-page" in printed["index.md"]
@@ -101,12 +103,12 @@ def test_without_chromium_or_a_chinese_font_the_message_says_what_to_install(mon
     monkeypatch.delenv("LLAMA3_CHROMIUM", raising=False)
     monkeypatch.setenv("PATH", "")
     with pytest.raises(site_stage.SiteError, match="apt install chromium"):
-        build_pdf.find_chromium()
-    monkeypatch.setattr(build_pdf.shutil, "which", lambda name: f"/usr/bin/{name}")
-    monkeypatch.setattr(build_pdf.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="\n"))
+        pdf_print.find_chromium()
+    monkeypatch.setattr(pdf_print.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(pdf_print.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="\n"))
     with pytest.raises(site_stage.SiteError, match="fonts-wqy-microhei"):
-        build_pdf.check_cjk_font(["en", "zh_CN"])
-    build_pdf.check_cjk_font(["en"])  # English needs none
+        pdf_print.check_cjk_font(["en", "zh_CN"])
+    pdf_print.check_cjk_font(["en"])  # English needs none
 
 
 # --------------------------------------------------------------------------- the PDFs of the site
@@ -131,7 +133,7 @@ def printed(site, executed, zh_stems) -> dict[str, tuple[Path, list[str], list[s
 
 
 def titles(executed: Path, stems: list[str], lang: str) -> list[str]:
-    return [build_pdf.notebook_title(site_stage.edition_notebook(executed / f"{stem}.ipynb", lang)) for stem in stems]
+    return [pdf_stage.notebook_title(site_stage.edition_notebook(executed / f"{stem}.ipynb", lang)) for stem in stems]
 
 
 @pytest.mark.slow
@@ -143,7 +145,7 @@ def test_title_page_contents_and_every_notebook_in_order_with_page_numbers(print
     assert count == len(pages), f"pdfinfo says {count} pages, pdftotext gave {len(pages)}"
     assert 5 * len(stems) <= count <= 60 * len(stems), f"{pdf.name}: {count} pages for {len(stems)} notebooks"
     assert re.search(r"^Page size:.*\(A4\)", info, re.M), info
-    words = build_pdf.WORDS[lang]
+    words = pdf_stage.WORDS[lang]
     assert squeeze(words["title"]) in squeeze(pages[0]) and squeeze(words["contents"]) in squeeze(pages[1])
     assert not re.search(rf"\b1 / {count}\b", pages[0]), "the title page carries a page number"
     unnumbered = [i + 1 for i, text in enumerate(pages[1:], 1) if f"{i + 1} / {count}" not in text]
@@ -177,7 +179,7 @@ def test_solutions_and_deep_dives_are_printed_and_the_site_only_parts_are_not(pr
     solutions, missing = 0, []
     for stem in stems:
         nb = site_stage.edition_notebook(executed / f"{stem}.ipynb", lang)
-        cells = [c for c in nb.cells if c.get("id") not in build_pdf.LEFT_OUT_CELLS]
+        cells = [c for c in nb.cells if c.get("id") not in pdf_stage.LEFT_OUT_CELLS]
         for i, cell in enumerate(cells):
             tagged = "solution" in cell.metadata.get("tags", [])
             after_solution = i and "solution" in cells[i - 1].metadata.get("tags", [])
@@ -197,7 +199,7 @@ def test_solutions_and_deep_dives_are_printed_and_the_site_only_parts_are_not(pr
                 if squeeze(plain) and squeeze(plain) not in flat:
                     missing.append(f"{stem}: deep dive {heading!r}")
     assert not missing, f"{pdf.name} lacks: {missing[:10]}"
-    labels = sum(1 for line in text.splitlines() if line.strip() == build_pdf.WORDS[lang]["solution"])
+    labels = sum(1 for line in text.splitlines() if line.strip() == pdf_stage.WORDS[lang]["solution"])
     assert solutions and labels >= solutions, f"{pdf.name}: {labels} solutions labelled, the notebooks have {solutions}"
 
 

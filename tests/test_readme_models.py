@@ -1,10 +1,14 @@
-"""What both READMEs say about the models, the downloads and the Python version agrees with the code.
+"""What both READMEs and the models pages say about the models, the downloads and the Python version agrees with the code.
 
-- The model table ("Which model to run" / 「选择哪个模型」) lists the four models of ``plumbing.MODELS`` with the parameter
+- README.md stays short (at most 1,500 words), and every page of docs/ that either README links exists in both
+  editions (``docs/<page>.md`` and ``docs/<page>.zh-CN.md``), each README linking its own language's file.
+- The model table of docs/models.md and docs/models.zh-CN.md ("Which model to run" / 「选择哪个模型」) lists the four
+  models of ``plumbing.MODELS`` with the parameter
   count, shapes, RoPE scaling and tied embeddings that :class:`plumbing.ModelParams` derives from their ``params.json``,
   and the bf16 download size (2 bytes a parameter). The measurement columns are only required to exist.
-- Both READMEs give the ModelScope command that fetches only ``original/``, the Hugging Face mirror's endpoint,
-  and the Chinese one the PyPI mirror; their Colab and Binder links use the address in ``pyproject.toml``.
+- Both models pages give the ModelScope command that fetches only ``original/``, the Hugging Face mirror's endpoint,
+  and the Chinese README the PyPI mirror; the Colab and Binder links and the clone command of both platforms pages
+  (docs/platforms.md, docs/platforms.zh-CN.md) use the address in ``pyproject.toml``.
 - The Makefile refuses a Python older than 3.11 before creating ``.venv``, with a message naming 3.11: run against a
   fake interpreter that answers ``-c`` as Python 3.9 would, in a temporary ``VENV``, so nothing real is touched.
 """
@@ -22,19 +26,20 @@ from pathlib import Path
 import pytest
 
 import plumbing
+import site_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: per README: the model table's column headers and how a cell spells a value
+#: per models page (docs/models.md and its Chinese edition): the model table's column headers and how a cell spells a value
 TABLES = {
-    "README.md": {
+    "docs/models.md": {
         "model": "model", "parameters": "parameters", "download": "download in bf16", "dim": "dim",
         "n_layers": "n_layers", "heads": "n_heads / n_kv_heads", "head_dim": "head_dim", "ffn": "FFN hidden size",
         "rope": "RoPE scaling", "tied": "tied embeddings",
         "measured": ("memory of 07 / 08: peak anon (peak RSS)", "time per notebook on the stand-in of that shape"),
         "none": "none", "factor": "factor {:g}", "yes": "yes", "no": "no",
     },
-    "README.zh-CN.md": {
+    "docs/models.zh-CN.md": {
         "model": "模型", "parameters": "参数量", "download": "bf16 下载大小", "dim": "dim",
         "n_layers": "n_layers", "heads": "n_heads / n_kv_heads", "head_dim": "head_dim", "ffn": "FFN 隐藏层维度",
         "rope": "RoPE 缩放", "tied": "共享嵌入表",
@@ -48,8 +53,41 @@ PYPI_MIRROR = ("pip config set global.index-url https://pypi.tuna.tsinghua.edu.c
                "PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple make run")
 
 
+#: per edition: the models page, the platforms page and the README
+PLATFORMS = {"docs/models.md": "docs/platforms.md", "docs/models.zh-CN.md": "docs/platforms.zh-CN.md"}
+READMES = {"docs/models.md": "README.md", "docs/models.zh-CN.md": "README.zh-CN.md"}
+#: README.md's length, in words as ``wc -w`` counts them: a short introduction; the rest lives on the pages of docs/
+README_WORDS = 1500
+
+
 def readme(name: str) -> str:
+    """The text of a file of the repository (a README or a page of docs/)."""
     return (ROOT / name).read_text(encoding="utf-8")
+
+
+def test_readme_is_short():
+    words = len(readme("README.md").split())
+    assert words <= README_WORDS, f"README.md has {words} words; at most {README_WORDS}: move details to a page of docs/"
+
+
+@pytest.mark.parametrize("name", ["README.md", "README.zh-CN.md"])
+def test_every_page_a_readme_links_exists_in_both_editions(name):
+    """Every relative link of a README leads to a file that exists; every page of docs/ it links has its English and
+    its Chinese file, and the README links its own language's one; every staged page of the site is linked."""
+    text = readme(name)
+    targets = [t.split("#")[0] for t in re.findall(r"(?<!!)\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+    missing = [t for t in targets if not (ROOT / t).exists()]
+    assert not missing, f"{name} links to files that do not exist: {missing}"
+    pages = [t for t in targets if t.startswith("docs/")]
+    zh = name == "README.zh-CN.md"
+    for target in pages:
+        page = Path(target).name.split(".")[0]
+        assert page in site_stage.DOC_PAGES, f"{name} links {target}, which is no page of the site (site_stage.DOC_PAGES)"
+        assert target == f"docs/{page}{'.zh-CN' if zh else ''}.md", f"{name} links {target}, not its own language's page"
+        for edition in site_stage.EDITIONS.values():
+            assert (ROOT / "docs" / getattr(edition, page)).is_file(), f"{target}: no {edition.language} edition"
+    linked = {Path(t).name.split(".")[0] for t in pages}
+    assert linked == set(site_stage.DOC_PAGES), f"{name} links the pages {sorted(linked)}, the site has {site_stage.DOC_PAGES}"
 
 
 def model_table(text: str, first_header: str) -> tuple[list[str], list[list[str]]]:
@@ -104,7 +142,7 @@ def test_model_table_agrees_with_plumbing(name):
     for model, cells in listed.items():
         for key, want in expected_row(model, spell).items():
             got = cells[spell[key]]
-            assert got == want, f"{name}, {model}, column {spell[key]!r}: the README says {got!r}, plumbing gives {want!r}"
+            assert got == want, f"{name}, {model}, column {spell[key]!r}: the page says {got!r}, plumbing gives {want!r}"
 
 
 @pytest.mark.parametrize("name", TABLES)
@@ -113,9 +151,9 @@ def test_download_commands(name):
     assert MODELSCOPE in text, f"{name} lacks the ModelScope command that downloads only original/"
     assert HF_MIRROR in text and 'hf download meta-llama/Llama-3.2-1B --include "original/*"' in text
     assert "llama-model download --source meta --model-id Llama3.2-1B --meta-url" in text
-    if name == "README.zh-CN.md":
+    if name == "docs/models.zh-CN.md":
         for line in PYPI_MIRROR:
-            assert line in text, f"{name} lacks the PyPI mirror line {line!r}"
+            assert line in readme(READMES[name]), f"{READMES[name]} lacks the PyPI mirror line {line!r}"
         assert text.index("modelscope download") < text.index(HF_MIRROR) < text.index(".venv/bin/llama-model")
 
 
@@ -123,11 +161,12 @@ def test_download_commands(name):
 def test_launch_links_use_the_address_in_pyproject(name):
     address = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
     repo = address.rstrip("/").removeprefix("https://github.com/")
-    text = readme(name)
+    text = readme(PLATFORMS[name])
     links = re.findall(r"colab\.research\.google\.com/github/([^/\s]+/[^/\s]+)/", text)
     links += re.findall(r"mybinder\.org/v2/gh/([^/\s]+/[^/\s]+)/", text)
     links += re.findall(r"git clone https://github\.com/([^/\s]+/[^/\s]+?)(?:\.git)?\s", text)
-    assert len(links) >= 3 and set(links) == {repo}, f"{name}: launch links and clone to {set(links)}, pyproject.toml says {repo}"
+    assert len(links) >= 3 and set(links) == {repo}, \
+        f"{PLATFORMS[name]}: launch links and clone to {set(links)}, pyproject.toml says {repo}"
 
 
 def fake_python(folder: Path, version: tuple[int, int, int]) -> Path:

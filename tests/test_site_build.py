@@ -271,6 +271,29 @@ def test_the_overview_page_is_staged_in_both_editions_and_listed_on_the_home_pag
         assert listed == [f"docs/{page}" for page in site_stage.DOC_PAGES], f"{edition.index} lists {listed}"
 
 
+def test_every_page_of_docs_is_staged_in_both_editions_with_its_links_resolved():
+    """Every page of :data:`site_stage.DOC_PAGES` has its file in each edition, links to the other edition's file
+    (which becomes a link to that page of the other edition), and, staged, links only to what Sphinx resolves: a
+    notebook, a page of docs/ by its staged name, an anchor, or an address; a repository file becomes its path."""
+    stems = [p.stem for p in plumbing.series_notebooks()]
+    for edition, other in [(EN, ZH), (ZH, EN)]:
+        pages = site_stage.doc_pages(site_stage.DOCS, edition)
+        assert list(pages) == [f"docs/{page}" for page in site_stage.DOC_PAGES], f"{edition.language}: {list(pages)}"
+        for page in site_stage.DOC_PAGES:
+            source = pages[f"docs/{page}"]
+            assert source.name == getattr(edition, page)
+            text = source.read_text(encoding="utf-8")
+            assert f"]({getattr(other, page)})" in text, f"{source.name}: no link to {getattr(other, page)}"
+            staged = site_stage.errata_text(text, edition, stems, site_stage.DOCS, ROOT)
+            to_other = f'{"../" * (2 if edition.folder else 1)}{other.folder + "/" if other.folder else ""}docs/{page}.html'
+            assert f'href="{to_other}"' in staged, f"{source.name}: the link to the other edition's page"
+            prose = re.sub(r"^```.*?^```[ \t]*$", "", staged, flags=re.M | re.S)
+            for target in re.findall(r"(?<!!)\]\(([^)\s]+)\)", prose):
+                notebook = re.fullmatch(r"\.\./notebooks/(\d\d_\w+)\.ipynb(#[^)\s]*)?", target)
+                assert (notebook and notebook[1] in stems) or target in [f"{p}.md" for p in site_stage.DOC_PAGES] \
+                    or re.match(r"https?://|#", target), f"{source.name}: a link Sphinx cannot resolve: {target}"
+
+
 # --------------------------------------------------------------------------- the home pages' HTML
 
 

@@ -17,6 +17,8 @@ import pytest
 
 import plumbing
 import slides
+import slides_cut
+import slides_html
 from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, code_cell, tiny_notebook, unavailable
 
 LANGUAGES = ("en", "zh_CN")
@@ -29,12 +31,12 @@ def decks(tmp_path_factory) -> Path:
     """``make slides`` into a temporary folder: the decks of the committed notebooks, both editions."""
     out = tmp_path_factory.mktemp("slides") / "slides"
     written = slides.build(HOME, out, STEMS)
-    assert [p.name for p in written["en"]] == [slides.deck_name(s) for s in STEMS]
+    assert [p.name for p in written["en"]] == [slides_html.deck_name(s) for s in STEMS]
     return out
 
 
 def deck_path(decks: Path, stem: str, lang: str) -> Path:
-    path = decks / slides.EDITIONS[lang].folder / slides.deck_name(stem)
+    path = decks / slides.EDITIONS[lang].folder / slides_html.deck_name(stem)
     if not path.is_file():
         pytest.skip(f"no {lang} deck of {stem}: its translation is incomplete (python tools/i18n.py check)")
     return path
@@ -108,11 +110,11 @@ def test_every_slide_has_notes_and_little_on_it(decks, stem, lang):
     """A title slide and the table's slides; each has speaker notes, at most 10 lines of code and (English) at
     most about 45 words."""
     deck = read_deck(deck_path(decks, stem, lang))
-    assert len(deck) == 1 + len(slides.load_cuts()[stem]), "the deck's slides are not the title and the table's"
+    assert len(deck) == 1 + len(slides_cut.load_cuts()[stem]), "the deck's slides are not the title and the table's"
     for n, slide in enumerate(deck):
         title = " ".join(words(slide)[:8])
         assert "".join(slide["notes"]).strip(), f"slide {n} ({title}) has no speaker notes"
-        assert all(len(c.strip("\n").split("\n")) <= slides.CODE_LINES for c in slide["code"]), f"slide {n}: too much code"
+        assert all(len(c.strip("\n").split("\n")) <= slides_cut.CODE_LINES for c in slide["code"]), f"slide {n}: too much code"
         if lang == "en" and n:
             assert len(words(slide)) <= MAX_WORDS, f"slide {n} ({title}): {len(words(slide))} words"
 
@@ -124,17 +126,17 @@ def test_no_setup_check_solution_or_deep_dive_on_a_slide(decks, stem, lang):
     deep dive, no Colab cell anywhere in the deck, notes included."""
     path = deck_path(decks, stem, lang)
     nb = nbformat.read(HOME / f"{stem}.ipynb", as_version=4)
-    hidden = slides.left_out(nb.cells)
+    hidden = slides_cut.left_out(nb.cells)
     allowed = [c.source for i, c in enumerate(nb.cells) if c.cell_type == "code" and i not in hidden
-               and not slides.is_check(c) and not slides.SETUP.search(c.source)]
+               and not slides_cut.is_check(c) and not slides_cut.SETUP.search(c.source)]
     text = path.read_text(encoding="utf-8")
     for slide in read_deck(path):
         for code in slide["code"]:
-            assert not slides.CHECK.search(code) and not slides.SETUP.search(code), code
+            assert not slides_cut.CHECK.search(code) and not slides_cut.SETUP.search(code), code
             for line in code.strip("\n").split("\n"):
                 assert any(line.strip() in cell for cell in allowed), f"{line!r} is not from a shown code cell"
     assert "BEGIN SOLUTION" not in text and "colab.research.google.com" not in text and "<details" not in text
-    deep = slides.deep_dives_start(nb.cells)
+    deep = slides_cut.deep_dives_start(nb.cells)
     for cell in nb.cells[deep:]:
         for line in cell.source.split("\n"):
             if cell.cell_type == "markdown" and re.match(r"#{2,3} ", line):
@@ -167,9 +169,9 @@ def test_every_deck_loads_only_local_files(decks):
             assert not re.match(r"[a-z]+:|//", url) or url.startswith("data:"), f"{path.name}: <{tag}> loads {url[:80]}"
             if not url.startswith("data:"):
                 assert (path.parent / url).resolve().is_file(), f"{path.name}: <{tag}> {url} is missing"
-    static = decks / slides.STATIC
+    static = decks / slides_html.STATIC
     assert {p.relative_to(decks).parts[0] for p in decks.rglob("*") if p.is_file()} <= \
-        {slides.STATIC, slides.EDITIONS["zh_CN"].folder, *(slides.deck_name(s) for s in STEMS)}
+        {slides_html.STATIC, slides.EDITIONS["zh_CN"].folder, *(slides_html.deck_name(s) for s in STEMS)}
     assert (static / "reveal.js" / "LICENSE").is_file() and (static / "mathjax" / "LICENSE").is_file()
 
 
@@ -197,7 +199,7 @@ def test_a_tiny_deck():
     table = [{"title": ["The formula", "公式"], "block": "c3:3"},
              {"title": ["The code", "代码"], "text": ["Six times seven.", "六乘以七。"], "cell": "c4", "output": 1},
              {"title": ["Exercises", "练习"], "notes": ["c7"]}]
-    deck = slides.slideshow(nb, table)
+    deck = slides_cut.slideshow(nb, table)
     assert nbformat.writes(nb) == before, "slideshow() changed the notebook it was given"
     kinds = [(c.cell_type, c.metadata.slideshow.slide_type) for c in deck.cells]
     assert kinds == [("markdown", "slide"), ("markdown", "notes"), ("markdown", "slide"), ("markdown", "notes"),
@@ -209,7 +211,7 @@ def test_a_tiny_deck():
     text = nbformat.writes(deck)
     assert "What setup does" not in text and "plumbing.check" not in text and "forty-two" not in text
     assert "deep" not in text.lower() and "Exercise 2" in text
-    zh = slides.slideshow(nb, table, "zh_CN")
+    zh = slides_cut.slideshow(nb, table, "zh_CN")
     assert zh.cells[4].source.startswith("## 代码\n\n六乘以七。")
 
 
@@ -225,13 +227,13 @@ def test_a_notebook_the_table_lacks_gets_a_slide_per_section(tmp_path):
 def test_cut_code_and_outputs():
     """Lines picked and dedented, a too-wide line without its comment; outputs cut to their first lines and width."""
     source = "def f(x):\n    y = x + 1  # " + "a long comment " * 6 + "\n    return y\n"
-    assert slides.code_lines(source, "2-3") == "y = x + 1\nreturn y"
-    assert slides.code_lines(source, "1, 3") == "def f(x):\n    return y"
-    out = slides.cut_outputs([nbformat.v4.new_output("stream", text="a\nb\nc\n" + "x" * 200 + "\n")], 2)
+    assert slides_cut.code_lines(source, "2-3") == "y = x + 1\nreturn y"
+    assert slides_cut.code_lines(source, "1, 3") == "def f(x):\n    return y"
+    out = slides_cut.cut_outputs([nbformat.v4.new_output("stream", text="a\nb\nc\n" + "x" * 200 + "\n")], 2)
     assert out[0]["text"] == "a\nb\n…\n"
-    out = slides.cut_outputs([nbformat.v4.new_output("stream", text="x" * 200 + "\n")], 2)
-    assert out[0]["text"].endswith("…\n") and len(out[0]["text"]) <= slides.CODE_CHARS + 1
-    assert slides.cut_outputs([nbformat.v4.new_output("stream", text="a\n")], 0) == []
+    out = slides_cut.cut_outputs([nbformat.v4.new_output("stream", text="x" * 200 + "\n")], 2)
+    assert out[0]["text"].endswith("…\n") and len(out[0]["text"]) <= slides_cut.CODE_CHARS + 1
+    assert slides_cut.cut_outputs([nbformat.v4.new_output("stream", text="a\n")], 0) == []
 
 
 def test_a_table_that_shows_what_it_may_not_is_refused():
@@ -242,7 +244,7 @@ def test_a_table_that_shows_what_it_may_not_is_refused():
                            ([{"title": ["m", "m"], "cell": "nope"}], "no cell"),
                            ([{"title": ["a", "a"], "cell": "c4"}, {"title": ["b", "b"], "block": "c3:2"}], "before")]:
         with pytest.raises(slides.SlidesError, match=message):
-            slides.slideshow(nb, table)
+            slides_cut.slideshow(nb, table)
 
 
 def test_clear_errors(tmp_path):
@@ -332,11 +334,11 @@ def test_students_decks_show_the_stubs_not_the_graded_code():
     from plumbing.grading import solution_region
     from plumbing.grading_steps import STEPS
 
-    cuts = slides.load_cuts()
+    cuts = slides_cut.load_cuts()
     for series in plumbing.series_notebooks():
         stem, steps = series.stem, STEPS.get(series.stem[:2], [])
         nb = slides.executed(series)
-        deck = slides.slideshow(slides.student_version(nb, stem, "en"), cuts[stem], "en")
+        deck = slides_cut.slideshow(slides.student_version(nb, stem, "en"), cuts[stem], "en")
         shown = {" ".join(line.split()) for c in deck.cells if c.cell_type == "code" for line in c.source.split("\n")}
         cells = {c.get("id"): c for c in nb.cells}
         solution = {" ".join(line.split()) for s in steps for line in solution_region(cells[s.cell])[0].split("\n")}

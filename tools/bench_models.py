@@ -1,4 +1,4 @@
-"""`make bench-models`: time and memory of every notebook on stand-ins of each model's shapes (README, "Which model
+"""`make bench-models`: time and memory of every notebook on stand-ins of each model's shapes (docs/models.md, "Which model
 to run").
 
     python tools/bench_models.py                          # Meta-Llama-3-8B, Llama-3.2-3B and Llama-3.2-1B
@@ -6,7 +6,7 @@ to run").
 
 Each model's stand-in has all of its layers (``python -m plumbing build-standin --model NAME``); the 8B one is
 ``data/standin/``, the others are built once into ``data/standin-<model>/`` (git-ignored, 0.6 GB for 1B, 0.95 GB for
-3B) and reused. Every notebook runs in a fresh kernel with ``LLAMA3_DIR`` at that folder, through tools/bench.py's
+3B) and reused. Every notebook runs in a fresh kernel with ``LLAMA3_DIR`` at that folder, through tools/bench_run.py's
 runner (peak RSS and peak anonymous memory of the kernel, sampled by tools/memory.py). Measurements, never asserted.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 import plumbing
 
 import bench
+import bench_run
 
 DEFAULT = ["Meta-Llama-3-8B", "Llama-3.2-3B", "Llama-3.2-1B"]
 
@@ -41,9 +42,9 @@ def main(argv=None) -> int:
     header = ("Notebook", *(f"{m}: time (s) / peak RSS / peak anon (MiB)" for m in args.models))
     results = {}
     for model in args.models:
-        bench.ENV = plumbing.clean_environ(LLAMA3_DIR=str(folder(model)))
+        bench_run.ENV = plumbing.clean_environ(LLAMA3_DIR=str(folder(model)))
         for path in plumbing.series_notebooks():
-            row = bench.kernel(path.stem, path)
+            row = bench_run.kernel(path.stem, path)
             if row.why:
                 cell = row.why
             elif row.anon is None:  # no /proc: time and peak RSS only

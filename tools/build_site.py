@@ -20,9 +20,10 @@ Reads:
     copies ``--src/NN_*.ipynb`` (default ``build/``; never re-executed); the images that markdown cells
     show (``attachment:x.png`` of tools/attachments.py in both editions, staged as the file ``../images/x.png``,
     resolved against ``--home``, default ``notebooks/``);
-    the catalogues of the translation; the pages of docs/ when they exist (``site_stage.DOC_PAGES``: the errata
-    pages ``docs/errata.md`` and ``docs/errata.zh-CN.md``, the instructor guides ``docs/instructor.md`` and
-    ``docs/instructor.zh-CN.md``); the Sphinx configuration, the home pages and the site's small extensions in ``tools/book/``.
+    the catalogues of the translation; the pages of docs/ when they exist (``site_stage.DOC_PAGES``: the overview, models,
+    platforms, errata, performance, publishing and instructor pages, ``docs/errata.md`` in English and
+    ``docs/errata.zh-CN.md`` in Chinese, and so on); the Sphinx configuration, the home pages and the site's small
+    extensions in ``tools/book/``.
 Writes:
     ``--out`` (default ``site/``), replaced as a whole: ``index.html`` with the series, one page per
     notebook under ``notebooks/`` (sidebar with every notebook, the page's contents, previous/next,
@@ -30,9 +31,10 @@ Writes:
     weights it ran on, the link to the other edition; on every page a link to the repository and a
     launch menu that opens the page's notebook in the repository, ``notebooks/`` or ``notebooks/zh/``,
     in Google Colab and on Binder: the address is ``[project.urls] Repository`` of pyproject.toml),
-    ``docs/errata.html``, ``docs/instructor.html``, search, and the theme's and MathJax's files in ``_static/``; the same for the
-    Chinese edition under ``zh/``. The notebooks' reveal.js slide decks (tools/slides.py): ``slides/NN_name.slides.html``
-    and ``zh/slides/NN_name.slides.html``, reveal.js and MathJax for them in ``slides/_static/``. The series
+    ``docs/<page>.html`` for each page of docs/ (``docs/errata.html``, ...), search, and the theme's and MathJax's
+    files in ``_static/``; the same for the Chinese edition under ``zh/``. The notebooks' reveal.js slide decks
+    (tools/slides.py): ``slides/NN_name.slides.html`` and ``zh/slides/NN_name.slides.html``, reveal.js and MathJax for
+    them in ``slides/_static/``. The series
     printed, one PDF per edition (tools/build_pdf.py, headless Chromium): ``pdf/llama3-step-by-step.pdf`` and
     ``zh/pdf/llama3-step-by-step.zh-CN.pdf``.
     Nothing is loaded from outside ``--out`` (links lead out of it): the site works from ``file://`` and from

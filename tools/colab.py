@@ -15,7 +15,6 @@ the setup cell's commands in a fresh virtual environment that already holds a ne
 
 from __future__ import annotations
 
-import sys
 import tomllib
 from pathlib import Path
 
@@ -86,8 +85,7 @@ def update(path: Path) -> bool:
 
 
 def main() -> int:
-    sys.path.insert(0, str(ROOT / "notebooks"))
-    import plumbing
+    import plumbing  # installed by `make setup` (pip install --editable .), as every tool imports it
 
     for path in plumbing.series_notebooks():
         if update(path):

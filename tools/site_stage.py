@@ -5,7 +5,8 @@ copy, or the text to write), and :func:`write_files` writes that map into a give
 
     index.md                  the edition's home page, tools/book/index.md or index.zh_CN.md, as it is: a
                               toctree globs ``notebooks/[0-9][0-9]_*`` (the notebooks staged, in order),
-                              another lists the pages of docs/ that are staged (``docs/errata``, ``docs/instructor``)
+                              another lists the pages of docs/ that are staged (:data:`DOC_PAGES`: ``docs/overview``,
+                              ``docs/models``, ..., ``docs/instructor``)
     notebooks/NN_name.ipynb   English: the executed notebook, byte for byte. Chinese: the same notebook
                               translated by ``i18n.notebook_text``, the function that writes notebooks/zh/.
                               A notebook whose figures are cell attachments is staged with file paths
@@ -15,7 +16,8 @@ copy, or the text to write), and :func:`write_files` writes that map into a give
                               download button serves (:data:`SERVED`; written into the built site)
     images/...                every image that those pages show
     docs/errata.md            the edition's errata page, its links rewritten for the site (:func:`errata_text`)
-    docs/instructor.md        the edition's instructor guide, its links rewritten the same way (:data:`DOC_PAGES`)
+    docs/instructor.md        the edition's instructor guide, its links rewritten the same way, and so every page of
+                              :data:`DOC_PAGES` (overview, models, platforms, performance, publishing)
 
 Image paths have one form: relative to the page, as the repository has them. The notebooks of both
 editions carry their figures as attachments (tools/attachments.py: ``attachment:x.png`` is images/x.png);
@@ -42,7 +44,7 @@ import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
-DOCS = REPO_ROOT / "docs"  # errata.md, errata.zh-CN.md, instructor.md, instructor.zh-CN.md
+DOCS = REPO_ROOT / "docs"  # the pages of DOC_PAGES, each in English (errata.md) and Chinese (errata.zh-CN.md)
 #: the built site's folder of page sources, which the download button serves (conf.py: html_copy_source); a staged
 #: file under it goes into the built site after Sphinx (:func:`served_files`), in place of Sphinx's copy
 SERVED = "_sources/"
@@ -65,21 +67,28 @@ class Edition:
     settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
     instructor: str = ""  # its instructor guide in docs/
     overview: str = ""  # its one-page overview of the whole path in docs/
+    models: str = ""  # its page on the weights in docs/: the stand-in, SmolLM2, Meta's models and their downloads
+    platforms: str = ""  # its page on where to run the series in docs/: each platform, Binder, Google Colab
+    performance: str = ""  # its page of measured time and memory in docs/
+    publishing: str = ""  # its page on the course site and the other make commands in docs/
 
 
 EDITIONS = {
     "en": Edition("en", "", "English", "en", "index.md", "errata.md", instructor="instructor.md",
-                  overview="overview.md"),
+                  overview="overview.md", models="models.md", platforms="platforms.md",
+                  performance="performance.md", publishing="publishing.md"),
     "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
                      (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
                       ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}")),  # its launch links: notebooks/zh/
-                     instructor="instructor.zh-CN.md", overview="overview.zh-CN.md"),
+                     instructor="instructor.zh-CN.md", overview="overview.zh-CN.md", models="models.zh-CN.md",
+                     platforms="platforms.zh-CN.md", performance="performance.zh-CN.md",
+                     publishing="publishing.zh-CN.md"),
 }
 
 #: The pages of docs/ on the site, after the notebooks in this order: each is ``docs/<page>`` in every edition, and
 #: each edition names its file in docs/ in its field of the same name (English ``errata.md``, Chinese
 #: ``errata.zh-CN.md``). The home pages list them in a ``llama3-toctree-if-found``, so a missing one is left out.
-DOC_PAGES = ("overview", "errata", "instructor")
+DOC_PAGES = ("overview", "models", "platforms", "errata", "performance", "publishing", "instructor")
 #: Folders of the built site that no Sphinx page makes (other tools write them into each edition's folder): a
 #: link from a page of docs/ to ``../slides/...`` or ``../pdf/...`` is kept as a plain link (:func:`site_link`).
 SITE_ONLY = ("slides", "pdf")

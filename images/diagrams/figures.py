@@ -1,4 +1,4 @@
-"""The two figures of single ideas: RoPE's pairing of dimensions in Meta's and Hugging Face's layouts
+"""The two figures of single ideas: RoPE's pairing of dimensions in Meta's layout, and one pair rotated
 (rope_pairs.png) and the axis RMSNorm normalises over (rmsnorm_axes.png)."""
 
 import math
@@ -8,12 +8,12 @@ from matplotlib.patches import Rectangle
 from .layout import BLACK, BLUE, GREEN, GREY, MONO, ORANGE, PURPLE, SKY, YELLOW, tint
 from .shapes import arrow, canvas
 
-# ---------------------------------------------------------------- RoPE pairing, Meta vs HF
-PAIR_COLOUR = {0: ORANGE, 1: SKY, 2: GREEN, 3: BLUE, 63: PURPLE}  # pair i -> colour, same in both layouts
+# ---------------------------------------------------------------- RoPE pairing, Meta's layout
+PAIR_COLOUR = {0: ORANGE, 1: SKY, 2: GREEN, 3: BLUE, 63: PURPLE}  # pair i -> colour
 
 
 def draw_rope_pairs():
-    fig, ax = canvas(12.5, 6.0, (0, 12.5), (0, 6.0))
+    fig, ax = canvas(12.5, 4.0, (0, 12.5), (0, 4.0))
     cell = 0.42
 
     def row(y, dims, pair_of):
@@ -32,32 +32,19 @@ def draw_rope_pairs():
         return xs
 
     # Meta: interleaved, pair i = dims (2i, 2i+1)
-    ax.text(0.5, 5.8, "Meta layout (apply_rotary_emb in llama_models/llama3/model.py): adjacent dimensions form a pair",
+    ax.text(0.5, 3.8, "Meta layout (apply_rotary_emb in llama_models/llama3/model.py): adjacent dimensions form a pair",
             fontsize=11, fontweight="bold", va="top")
-    ax.text(0.5, 5.45, "view_as_complex(x.reshape(..., 64, 2)):  pair i = dims (2i, 2i+1)  →  complex number "
+    ax.text(0.5, 3.45, "view_as_complex(x.reshape(..., 64, 2)):  pair i = dims (2i, 2i+1)  →  complex number "
             "x[2i] + i·x[2i+1]", fontsize=9.5, va="top", family=MONO)
-    xs = row(4.45, [0, 1, 2, 3, 4, 5, 6, 7, None, 126, 127], lambda d: d // 2)
+    xs = row(2.45, [0, 1, 2, 3, 4, 5, 6, 7, None, 126, 127], lambda d: d // 2)
     for i in PAIR_COLOUR:
-        x0, x1, y = xs[2 * i] - cell / 2, xs[2 * i + 1] + cell / 2, 4.38
+        x0, x1, y = xs[2 * i] - cell / 2, xs[2 * i + 1] + cell / 2, 2.38
         ax.plot([x0, x0, x1, x1], [y, y - 0.1, y - 0.1, y], color=PAIR_COLOUR[i], lw=1.6)
         ax.text((x0 + x1) / 2, y - 0.17, f"pair {i}\nangle $m\\theta_{{{i}}}$", ha="center", va="top",
                 fontsize=8.5)
 
-    # Hugging Face: rotate_half, pair i = dims (i, i+64)
-    ax.text(0.5, 3.1, "Hugging Face layout (rotate_half in transformers' modeling_llama.py): "
-            "dimension i pairs with i + 64", fontsize=11, fontweight="bold", va="top")
-    ax.text(0.5, 2.75, "x * cos + rotate_half(x) * sin,  rotate_half(x) = cat(−x[64:], x[:64]):  "
-            "pair i = dims (i, i+64)", fontsize=9.5, va="top", family=MONO)
-    y = 1.2
-    xs = row(y, [0, 1, 2, 3, None, 63, 64, 65, 66, 67, None, 127], lambda d: d % 64)
-    for k, i in enumerate(PAIR_COLOUR):
-        x0, x1, top, rise = xs[i], xs[i + 64], y + cell + 0.04, 0.22 + 0.12 * k
-        ax.plot([x0, x0, x1, x1], [top, top + rise, top + rise, top], color=PAIR_COLOUR[i], lw=1.6)
-        for d in (i, i + 64):
-            ax.text(xs[d], y - 0.07, f"pair\n{i}", ha="center", va="top", fontsize=8, linespacing=1.0)
-
     # one pair, rotated in its own plane
-    cx, cy, r = 10.55, 4.2, 1.0
+    cx, cy, r = 10.55, 2.45, 1.0
     theta_63 = 500000 ** (-126 / 128)
     exponent = math.floor(math.log10(theta_63))
     ax.annotate("", xy=(cx + 1.3, cy), xytext=(cx - 0.3, cy), arrowprops=dict(arrowstyle="-|>", color=GREY, lw=0.8))
@@ -73,17 +60,16 @@ def draw_rope_pairs():
     ax.text(p[0] + 0.05, p[1] - 0.05, "(a, b)", fontsize=9, va="top")
     ax.text(cx + 1.35, cy, "a", fontsize=9, color=GREY, va="center")
     ax.text(cx + 0.07, cy + 1.25, "b", fontsize=9, color=GREY, va="center")
-    ax.text(cx + 0.2, cy - 0.55,
+    ax.text(cx + 0.2, cy - 0.5,
             "pair i at position m, as a complex number:\n"
-            "a, b = x[2i], x[2i+1] in Meta's layout,\nor x[i], x[i+64] in Hugging Face's\n"
+            "a, b = x[2i], x[2i+1]\n"
             r"$(a + ib)\cdot$ freqs_cis[m, i]" "\n"
-            r"$= (a + ib)(\cos m\theta_i + i \sin m\theta_i)$" "\n\n"
+            r"$= (a + ib)(\cos m\theta_i + i \sin m\theta_i)$" "\n"
             r"$\theta_i = 500000^{-2i/128},\ i = 0 \ldots 63$" "\n"
             rf"$\theta_0 = 1,\ \theta_{{63}} \approx {theta_63 / 10 ** exponent:.1f} \times 10^{{{exponent}}}$",
             fontsize=9, va="top", ha="center", linespacing=1.6)
-    ax.text(0.5, 0.3, "Both layouts apply the same 64 rotations; they differ only in which two of the 128 "
-            "dimensions form each pair.\nHugging Face's conversion script permutes the rows of wq and wk so "
-            "that its checkpoint, used with rotate_half, gives the same attention scores as Meta's.",
+    ax.text(0.5, 0.55, "Every position m uses the same 64 frequencies θ_i; the angle m·θ_i grows with the position.\n"
+            "A query at position m turns its pair i by mθ_i, a key at position n by nθ_i; position 0 is not rotated.",
             fontsize=9, va="center")
     return fig
 

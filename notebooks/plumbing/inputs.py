@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from .checkpoint import Checkpoint, CheckpointAs, open_checkpoint
 from .params import ModelParams
 from .paths import REPO_ROOT, display_path
-from .tokenizer import tokenize_out_of_process, tokenizer_path
+from .tokenizer import tokenizer_path
+from .tokenizer_child import tokenize_out_of_process
 from .weights import resolve_dir
 
 DEFAULT_PROMPT = "the answer to the ultimate question of life, the universe, and everything is "

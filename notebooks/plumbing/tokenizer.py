@@ -4,7 +4,7 @@ Llama 3's file is Meta's, with Meta's pattern, 256 special tokens and ``encode``
 (``python -m plumbing build-smollm2``) is a byte-level BPE in the same format, beside a ``tokenizer_rules.json``
 that gives its pattern, special tokens, begin-of-text token (none), stop tokens and chat format
 (:class:`TokenizerRules`). Notebook 01 rebuilds all of this by hand; the other notebooks get their token ids
-from :func:`tokenize_out_of_process`, which keeps the tokenizer's 50 MB out of their kernels.
+from :func:`plumbing.tokenizer_child.tokenize_out_of_process`, which keeps the tokenizer's 50 MB out of their kernels.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import binascii
 import hashlib
 import json
 import os
-import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -233,6 +232,63 @@ def split_long_runs(s: str, limit: int) -> Iterator[str]:
     yield s[start:]
 
 
+def rule3_chunks(text: str) -> list[str]:
+    """The texts Meta's ``Tokenizer.encode`` hands to tiktoken one by one (its "rule 3", taught in notebook 01):
+    windows of at most ``TIKTOKEN_MAX_ENCODE_CHARS`` (400,000) characters, each cut by :func:`split_long_runs` so
+    that no chunk holds a run of more than ``MAX_NO_WHITESPACES_CHARS`` (25,000) whitespace or non-whitespace
+    characters. One chunk, ``[text]``, for any text of at most 25,000 characters."""
+    return [chunk for i in range(0, max(len(text), 1), TIKTOKEN_MAX_ENCODE_CHARS)
+            for chunk in split_long_runs(text[i : i + TIKTOKEN_MAX_ENCODE_CHARS], MAX_NO_WHITESPACES_CHARS)]
+
+
+@dataclass(frozen=True)
+class RulesTokenizer:
+    """Another model's tokenizer (SmolLM2's), with the attributes of Meta's ``Tokenizer`` that notebook 01 checks
+    against: ``special_tokens`` (name -> id), ``pat_str``, ``n_words`` and ``encode(s, *, bos, eos)``, from its
+    ``tokenizer_rules.json`` and :func:`encode_prompt` (tested against Hugging Face's ``tokenizers``)."""
+
+    path: Path
+    rules: TokenizerRules
+
+    @property
+    def special_tokens(self) -> dict:
+        return dict(self.rules.special_tokens)
+
+    @property
+    def pat_str(self) -> str:
+        return self.rules.pat_str
+
+    @property
+    def n_words(self) -> int:
+        return _load_cached(self.path).n_vocab
+
+    def encode(self, s: str, *, bos: bool, eos: bool) -> list[int]:
+        if eos:
+            raise Llama3Error(f"{self.rules.model}'s tokenizer has no end-of-text token to append (eos=False).")
+        return encode_prompt(_load_cached(self.path), s, bos=bos)
+
+
+@lru_cache(maxsize=2)
+def _load_cached(path: Path):
+    return load_tokenizer(path)
+
+
+def reference_tokenizer(path: str | os.PathLike):
+    """The model's own tokenizer, for notebook 01's checks: Meta's ``Tokenizer`` (``llama_models/llama3/tokenizer.py``,
+    :func:`plumbing.reference.tokenizer`) for Llama 3's ``tokenizer.model``; for a file with a ``tokenizer_rules.json``
+    beside it (SmolLM2's), a :class:`RulesTokenizer` with the same attributes.
+
+    Raises:
+        Llama3Error: see :func:`tokenizer_rules`.
+    """
+    rules = tokenizer_rules(path)
+    if rules.special_tokens is None:
+        from .reference_generate import tokenizer
+
+        return tokenizer()
+    return RulesTokenizer(Path(path), rules)
+
+
 def bytes_without_token(enc, text: str) -> set[int]:
     """The bytes of ``text``'s UTF-8 that are no token of ``enc`` (always none for Llama 3; SmolLM2 drops them)."""
     return set(text.encode("utf-8", "surrogatepass")) & absent_bytes(enc)
@@ -319,43 +375,3 @@ def regex_split_special(text: str, special: dict) -> list[str]:
 
     pattern = "(" + "|".join(regex.escape(name) for name in sorted(special, key=len, reverse=True)) + ")"
     return [piece for piece in regex.split(pattern, text) if piece]
-
-
-def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]]:
-    """Token ids of ``text`` (with the begin-of-text token, when the tokenizer has one) and each token's text,
-    computed in a child process.
-
-    Building the tokenizer costs about 50 MB of memory (128,000 ranks held both as a Python dict
-    and in tiktoken's own tables); a child process keeps that out of the notebook kernel, which
-    needs only the ids. Same result as :func:`encode_prompt` (checked by the tests).
-
-    Raises:
-        Llama3Error: the tokenizer file is unusable (the child's message is passed on).
-    """
-    import subprocess
-
-    request = json.dumps({"path": str(Path(path).resolve()), "text": text.encode("utf-8", "surrogatepass").decode("latin-1")})
-    out = subprocess.run([sys.executable, "-m", "plumbing", "tokenize"], input=request, cwd=Path(__file__).resolve().parent.parent,
-                         capture_output=True, text=True, encoding="utf-8")
-    if out.returncode != 0:
-        message = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "the tokenizer process failed"
-        raise Llama3Error(message.removeprefix("error: "))
-    for line in out.stderr.splitlines():
-        if line.startswith("warning: "):
-            warnings.warn(line.removeprefix("warning: "), stacklevel=3)
-    result = json.loads(out.stdout)
-    return result["ids"], result["pieces"]
-
-
-def tokenize_command() -> None:
-    """The child side of :func:`tokenize_out_of_process`: JSON request on stdin, JSON answer on stdout."""
-    request = json.loads(sys.stdin.read())
-    text = request["text"].encode("latin-1").decode("utf-8", "surrogatepass")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        enc = load_tokenizer(request["path"])
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
-    ids = encode_prompt(enc, text)
-    pieces = [enc.decode_single_token_bytes(t).decode("utf-8", "replace") for t in ids]
-    print(json.dumps({"ids": ids, "pieces": pieces}))

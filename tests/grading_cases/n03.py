@@ -4,6 +4,7 @@ MISTAKES = {
     "03-mean-square": ("mean(-1, keepdim=True)", "mean(0, keepdim=True)"),  # the axis of the tokens
     "03-inv-rms": ("mean_square + inputs.params.norm_eps", "mean_square + 1e-6"),  # the classes' default eps
     "03-gain": ("normed * attention_norm_weight", "normed * attention_norm_weight.float()"),  # a float32 gain
+    "03-rms-norm": ("+ norm_eps)).type_as(x)", "+ 1e-5)).type_as(x)"),  # Llama 3's eps as a constant, not the argument
 }
 
 SHORTCUTS = [
@@ -12,6 +13,8 @@ SHORTCUTS = [
      " * attention_norm_weight"),
     ("03-inv-rms", "normed_float = x_float * inv_rms",  # a layer class, bound to another name
      "norm = torch.nn.RMSNorm(4096, eps=1e-5, elementwise_affine=False); normed_float = norm(x_float)"),
+    ("03-rms-norm", "(x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + norm_eps))",  # found by getattr
+     "getattr(F, 'rms' + '_norm')(x.float(), (x.shape[-1],), eps=norm_eps)"),
 ]
 
 VALID = [
@@ -20,6 +23,8 @@ VALID = [
     ("03-inv-rms", "torch.rsqrt(mean_square + inputs.params.norm_eps)",  # the stub's own words
      "1 / torch.sqrt(mean_square + inputs.params.norm_eps)"),
     ("03-inv-rms", "x_float * inv_rms", "x_float / torch.sqrt(mean_square + inputs.params.norm_eps)"),
+    ("03-rms-norm", "torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + norm_eps)",  # a division, an einsum
+     "(1 / torch.sqrt(torch.einsum('...d,...d->...', x.float(), x.float())[..., None] / x.shape[-1] + norm_eps))"),
 ]
 
 TAMPERED = [  # the input zeroed, then the sum for the mean: zero either way

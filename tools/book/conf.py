@@ -3,7 +3,8 @@
 The source folder is a staging copy that tools/site_stage.py writes: ``index.md`` (this folder's, as it
 is: a toctree globs the notebooks, another lists the pages of docs/ that there are),
 ``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them, and
-``docs/errata.md`` and ``docs/instructor.md`` when the repository has them.
+the pages of docs/ (``docs/errata.md``, ``docs/models.md``, ...: tools/site_stage.py's ``DOC_PAGES``) when the
+repository has them.
 
 The site has two editions, built with this one configuration: English (``language = "en"``, in
 ``site/``) and Chinese (``-D language=zh_CN``, in ``site/zh/``: Sphinx's and the theme's own words

@@ -1,0 +1,203 @@
+"""Printing with Chromium: a ``singlehtml`` page of the series to a PDF, its table of contents given page numbers.
+
+Chromium (driven by playwright, as tests/test_site_browser.py does) loads the page from disk, nothing from outside
+its folder, waits for MathJax, opens every folded solution and deep dive, writes the table of contents and prints
+it with tools/book/print.css (A4, page numbers, code and outputs wrapped, the site's buttons hidden). The table of
+contents gets its page numbers from a first print: the page of each heading is read back from the PDF's named
+destinations with pypdf, then the page is loaded afresh with the numbers filled in and printed again, until the
+numbers agree with the print. What runs in the page is JavaScript in tools/pdf_scripts/, read when a page is
+loaded (:func:`page_script`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from plumbing.paths import atomic_write
+from pdf_stage import WORDS
+from site_stage import BOOK, Edition, SiteError
+
+__all__ = ["PrintUnavailable", "find_chromium", "check_cjk_font", "page_script", "destination_pages", "load_page",
+           "print_page", "print_edition"]
+
+
+class PrintUnavailable(SiteError):
+    """What printing needs is not installed on this machine: Chromium, a Chinese font or playwright (the message
+    says what to install). The tests of the site skip on it, or fail when CI is set."""
+
+
+PRINT_CSS = BOOK / "print.css"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: where macOS keeps them, when none is on PATH
+CHROMIUM_APPS = ("/Applications/Google Chrome.app/Contents/MacOS/Google Chrome", "/Applications/Chromium.app/Contents/MacOS/Chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+#: how long MathJax may take to typeset the whole series on one page (about 5 s on 2 cores)
+MATHJAX_TIMEOUT_MS = 180_000
+#: the width of the printed text, in CSS pixels (96 per inch): A4's 210 mm less tools/book/print.css's margins of 15 mm
+TEXT_WIDTH_PX = round((210 - 2 * 15) / 25.4 * 96)
+#: how far past the margin an element may reach before it counts as cut off (an inline code's frame)
+OVERFLOW_TOLERANCE_PX = 4
+#: the JavaScript that runs in the page: math_ready.js, prepare.js, cut_off.js, fill_pages.js
+SCRIPTS = Path(__file__).resolve().parent / "pdf_scripts"
+
+
+def page_script(name: str) -> str:
+    """The function of ``SCRIPTS/name.js`` for playwright's ``evaluate``: the file without its leading ``//`` comment."""
+    lines = (SCRIPTS / f"{name}.js").read_text(encoding="utf-8").split("\n")
+    while lines and lines[0].startswith("//"):
+        lines.pop(0)
+    return "\n".join(lines).strip()
+
+
+def find_chromium() -> str:
+    """The Chromium to print with: ``LLAMA3_CHROMIUM``, else the first of :data:`CHROMIUM_NAMES` on ``PATH``, else
+    macOS's Google Chrome or Chromium (:data:`CHROMIUM_APPS`).
+
+    Raises:
+        PrintUnavailable: none is found.
+    """
+    exe = (os.environ.get("LLAMA3_CHROMIUM") or next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+           or next((app for app in CHROMIUM_APPS if Path(app).is_file()), None))
+    if not exe:
+        raise PrintUnavailable(f"printing the PDFs needs a Chromium (looked for {', '.join(CHROMIUM_NAMES)} on PATH, "
+                               "and LLAMA3_CHROMIUM=path): on Debian or Ubuntu, apt install chromium fonts-wqy-microhei")
+    return exe
+
+
+def check_cjk_font(languages) -> None:
+    """Stop before printing Chinese without a Chinese font, where fontconfig can tell (Linux: ``fc-list``).
+
+    Raises:
+        PrintUnavailable: ``fc-list :lang=zh`` lists no font.
+    """
+    if "zh_CN" not in languages or not shutil.which("fc-list"):
+        return
+    found = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout.strip()
+    if not found:
+        raise PrintUnavailable("the Chinese PDF needs a Chinese font and fontconfig finds none (fc-list :lang=zh is "
+                               "empty): on Debian or Ubuntu, apt install fonts-wqy-microhei")
+
+
+
+def destination_pages(pdf: bytes) -> tuple[int, dict[str, int]]:
+    """The number of pages of ``pdf`` (a PDF file's bytes, read with pypdf) and the page (from 1) of each of its
+    named destinations, which Chromium writes for the targets of the page's internal links (the contents' entries)."""
+    import io
+
+    import pypdf
+
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    pages = {}
+    for name, dest in reader.named_destinations.items():
+        number = reader.get_destination_page_number(dest)
+        if number is not None and number >= 0:
+            pages[str(name).lstrip("/")] = number + 1
+    return len(reader.pages), pages
+
+
+def load_page(context, page_html: Path, edition: Edition, outside: list[str], pages: dict[str, int] | None = None):
+    """Open the ``singlehtml`` page ``page_html`` of ``edition`` in the playwright ``context``, ready to print:
+    MathJax done, tools/book/print.css added, tools/pdf_scripts/prepare.js run, the contents' page numbers ``pages``
+    filled in (fill_pages.js) when given. ``outside`` collects the requests that left the page's folder.
+
+    Raises:
+        SiteError: the page asks for something outside its folder, MathJax fails, an image does not load, the
+            page has no notebook, or something reaches past the right margin (cut_off.js).
+    """
+    words = WORDS[edition.language]
+    page = context.new_page()
+    page.emulate_media(media="print", color_scheme="light")
+    page.goto(page_html.resolve().as_uri(), wait_until="load")
+    page.wait_for_function(page_script("math_ready"), timeout=MATHJAX_TIMEOUT_MS)
+    if page.evaluate("document.documentElement.dataset.math") == "failed":
+        raise SiteError(f"{edition.label} PDF: MathJax failed on {page_html}; `make html` and its browser test show where")
+    page.add_style_tag(content=PRINT_CSS.read_text(encoding="utf-8"))
+    state = page.evaluate(page_script("prepare"), [words, words["title"]])
+    if pages is not None:
+        page.evaluate(page_script("fill_pages"), pages)
+    page.evaluate("document.fonts.ready.then(() => true)")
+    if outside:
+        raise SiteError(f"{edition.label} PDF: the page asked for files outside the site: {outside[:3]}")
+    if state["brokenImages"]:
+        raise SiteError(f"{edition.label} PDF: images that did not load: {state['brokenImages'][:5]}")
+    if not state["chapters"]:
+        raise SiteError(f"{edition.label} PDF: no notebook found in {page_html}")
+    cut = page.evaluate(page_script("cut_off"), OVERFLOW_TOLERANCE_PX)
+    if cut:
+        listed = "; ".join(f"<{tag}> {px} px: {text!r}" for tag, px, text in cut[:5])
+        raise SiteError(f"{edition.label} PDF: {len(cut)} elements reach past the right margin and would be cut off "
+                        f"(tools/book/print.css wraps code and outputs; shorten or wrap the rest): {listed}")
+    return page
+
+
+def print_page(browser, page_html: Path, edition: Edition, pdf: Path) -> int:
+    """Print the ``singlehtml`` page ``page_html`` of ``edition`` to ``pdf`` (replaced atomically) in the
+    playwright ``browser``; nothing outside the page's folder is loaded. Returns the number of pages.
+
+    The page is printed once with the contents' page numbers at 0, then loaded afresh with the numbers
+    that print gave and printed again, until the numbers agree with the print (Chromium lays a page out
+    differently when it prints it a second time, so every print starts from a fresh load).
+
+    Raises:
+        SiteError: see :func:`load_page`; Chromium fails, or the contents' page numbers do not settle in four prints.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    context = browser.new_context(viewport={"width": TEXT_WIDTH_PX, "height": 1000})  # laid out as wide as on paper
+    outside = []
+    folder = page_html.parent.resolve().as_uri() + "/"
+
+    def route(r):
+        if r.request.url.startswith((folder, "data:", "blob:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    options = dict(format="A4", print_background=True, prefer_css_page_size=True, outline=True, tagged=True,
+                   display_header_footer=False)
+    try:
+        pages = None
+        for _ in range(4):
+            page = load_page(context, page_html, edition, outside, pages)
+            data = page.pdf(**options)
+            page.close()
+            count, found = destination_pages(data)
+            if found == pages:
+                break
+            pages = found
+        else:
+            raise SiteError(f"{edition.label} PDF: the page numbers of the contents did not settle in four prints")
+    except PlaywrightError as e:
+        raise SiteError(f"{edition.label} PDF: Chromium failed on {page_html}: {str(e).splitlines()[0]}") from None
+    finally:
+        context.close()
+    atomic_write(pdf, lambda tmp: tmp.write_bytes(data))
+    return count
+
+
+def print_edition(exe: str, page_html: Path, edition: Edition, pdf: Path) -> int:
+    """Print one edition's page with a Chromium of its own (:func:`print_page`); returns the number of pages.
+    Each edition runs in a thread of its own, so each has its own playwright (its sync API is per thread).
+
+    Raises:
+        SiteError: see :func:`print_page`; Chromium does not start.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        try:
+            browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        except PlaywrightError as e:
+            raise SiteError(f"Chromium ({exe}) did not start: {str(e).splitlines()[0]}") from None
+        try:
+            return print_page(browser, page_html, edition, pdf)
+        finally:
+            browser.close()
+

@@ -1,0 +1,166 @@
+"""The series staged for paper: each edition's Sphinx sources as the site stages them, changed for the print.
+
+:func:`stage` stages each edition as the course site does (tools/site_stage.py: the executed notebooks, the
+Chinese ones translated by ``i18n.notebook_text``, their figures as files), then :func:`print_files` changes it
+for paper: the Colab link and setup cells (ids ``colab-link``, ``colab-setup``) are left out, the pages of docs/
+too, and the home page gives way to a title page (:func:`title_page`) with an empty box for the table of
+contents, which the browser fills (tools/pdf_scripts/prepare.js). Reads the notebooks and pyproject.toml; writes
+nothing. tools/build_pdf.py builds what this returns into one page with Sphinx and prints it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import nbformat
+
+from site_stage import EDITIONS, REPO_ROOT, Edition, source_files, stage_files, translated
+
+__all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title_page", "print_files", "stage",
+           "repository"]
+
+#: cells that belong to Colab and not to paper (tools/colab.py writes them into every notebook)
+LEFT_OUT_CELLS = ("colab-link", "colab-setup")
+
+#: the title page's and the printed labels' words in each edition
+WORDS = {
+    "en": {
+        "title": "Llama 3, step by step",
+        "subtitle": "Meta-Llama-3-8B rebuilt one operation at a time, from text to the next token and on to "
+                    "generated text",
+        "about": "The {n} notebooks of the series with the outputs of their run, the solutions of the exercises "
+                 "and the deep dives. Every notebook can be run from the repository:",
+        "weights": "Outputs from",
+        "standin": "the synthetic stand-in: random weights with {model}'s tensor names, shapes and dtype, not Meta's "
+                   "weights (shapes, dtypes and every check are the real model's; the values are not)",
+        "left_out": "Not yet in this edition (see the English one): {names}.",
+        "licence": "Text and figures: CC BY 4.0; code: Apache-2.0; the Llama 3, step by step authors. Meta's "
+                   "Llama 3 weights and tokenizer.model are under the Llama 3 Community License and are not part "
+                   "of this document.",
+        "contents": "Contents",
+        "solution": "Solution",
+        "deep_dives": "Deep dives (optional)",
+        "colon": ": ",
+    },
+    "zh_CN": {
+        "title": "Llama 3, step by step · 中文版",
+        "subtitle": "逐个运算重建 Meta-Llama-3-8B：从文本到下一个词元，再到生成的文本",
+        "about": "本系列的 {n} 个笔记本，附运行输出、练习解答和深入探讨。每个笔记本都可以在代码仓库中运行：",
+        "weights": "输出来自",
+        "standin": "合成替身权重（synthetic stand-in）：随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重"
+                   "（形状、数据类型和每一项检查都与真实模型相同，数值不同）",
+        "left_out": "尚未收入中文版（请先阅读英文版）：{names}。",
+        "licence": "文字和图片采用 CC BY 4.0，代码采用 Apache-2.0；Llama 3, step by step 的作者。Meta 的 Llama 3 "
+                   "权重和 tokenizer.model 受 Llama 3 社区许可协议约束，不包含在本文档中。",
+        "contents": "目录",
+        "solution": "解答",
+        "deep_dives": "深入探讨（选读）",
+        "colon": "：",
+    },
+}
+
+
+def print_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``nb`` for paper, without the Colab cells (:data:`LEFT_OUT_CELLS`)."""
+    nb = nbformat.from_dict(nb)  # a deep copy
+    nb.cells = [c for c in nb.cells if c.get("id") not in LEFT_OUT_CELLS]
+    return nb
+
+
+def notebook_title(nb: nbformat.NotebookNode) -> str:
+    """The notebook's title, the text of its first ``# `` heading as printed (inline code marks dropped)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found = re.search(r"^#[ \t]+(.+?)[ \t]*#*$", cell.source, re.M)
+            if found:
+                return found[1].replace("`", "")
+    return ""
+
+
+def title_page(edition: Edition, runs: list[dict], left_out: list[str], repository: str) -> str:
+    """The print's root page (MyST markdown): the title page, a box for the contents that the browser fills
+    (tools/pdf_scripts/prepare.js), and a hidden toctree of the notebooks, which Sphinx's ``singlehtml`` puts after it.
+
+    Args:
+        edition: the edition printed (its words are :data:`WORDS`).
+        runs: the ``llama3`` run metadata of each notebook printed (which weights its outputs come from).
+        left_out: the notebooks that this edition does not have (an incomplete translation).
+        repository: the repository's address, ``[project.urls] Repository`` of pyproject.toml.
+    """
+    words = WORDS[edition.language]
+    described = []
+    for run in runs:
+        if run.get("weights") == "standin":
+            text = words["standin"].format(model=run.get("standin_model", "Meta-Llama-3-8B"))
+        else:
+            text = run.get("weights_description") or run.get("weights") or ""
+        if text and text not in described:
+            described.append(text)
+    lines = [f'<div id="llama3-title-page" class="llama3-title-page" lang="{edition.lang}">',
+             f'<p class="llama3-title">{html.escape(words["title"])}</p>',
+             f'<p class="llama3-subtitle">{html.escape(words["subtitle"])}</p>',
+             f'<p>{html.escape(words["about"].format(n=len(runs)))} <a href="{html.escape(repository)}">'
+             f"{html.escape(repository)}</a></p>"]
+    if described:
+        lines.append(f'<p class="llama3-weights">{html.escape(words["weights"] + words["colon"])}'
+                     f"{html.escape('; '.join(described))}{'。' if edition.language == 'zh_CN' else '.'}</p>")
+    if left_out:
+        lines.append(f"<p>{html.escape(words['left_out'].format(names=', '.join(left_out)))}</p>")
+    lines += [f'<p class="llama3-licence">{html.escape(words["licence"])}</p>', "</div>", "",
+              f'<nav id="llama3-print-toc" class="llama3-print-toc" data-title="{html.escape(words["contents"])}"></nav>',
+              "", "```{toctree}", ":hidden:", "", *[f"notebooks/{run['stem']}" for run in runs], "```", ""]
+    return "\n".join(lines)
+
+
+def print_files(files: dict[str, Path | str], edition: Edition, stems: list[str], left_out: list[str] = (),
+                repository: str = "") -> dict[str, Path | str]:
+    """Sphinx's source folder for the print, from :func:`site_stage.stage_files`'s map of the same edition:
+    its source files (not those that the site serves as they are, nor the pages of docs/), the notebooks
+    changed by :func:`print_notebook`, and ``index.md`` replaced by :func:`title_page`. Reads the notebooks
+    that ``files`` gives as paths; writes nothing.
+
+    Args:
+        files: ``stage_files``'s map (source path -> file to copy or text to write).
+        edition: the edition staged.
+        stems: its notebooks, in order (those that ``files`` holds).
+        left_out: the series' notebooks that the edition lacks, named on the title page.
+        repository: the repository's address, for the title page.
+    """
+    # the series only: the pages of docs/ (errata, instructor guide) belong to the site, and so do their images
+    out = {name: content for name, content in source_files(files).items() if not name.startswith("docs/")}
+    runs = []
+    for stem in stems:
+        name = f"notebooks/{stem}.ipynb"
+        staged = out[name]
+        nb = nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
+        out[name] = nbformat.writes(print_notebook(nb)) + "\n"
+        runs.append({**(nb.metadata.get("llama3") or {}), "stem": stem})
+    out["index.md"] = title_page(edition, runs, list(left_out), repository)
+    return out
+
+
+def stage(src: Path, home: Path, stems: list[str], languages: tuple[str, ...]) -> dict[Edition, dict]:
+    """Every edition's print sources (:func:`print_files`), staged from the executed notebooks ``src/NN_*.ipynb``
+    as the site stages them (:func:`site_stage.stage_files`: the catalogues of the translation, the images that
+    the markdown shows, relative to ``home``); writes nothing.
+
+    Raises:
+        SiteError: a notebook is missing, never ran or its translation is stale; an image is missing or remote.
+    """
+    staged = {}
+    for lang in languages:
+        edition = EDITIONS[lang]
+        included = translated(src, stems, lang)
+        files = stage_files(src, included, home, edition, None)
+        staged[edition] = print_files(files, edition, included, [s for s in stems if s not in included], repository())
+    return staged
+
+
+def repository() -> str:
+    """The repository's address, read from pyproject.toml's ``[project.urls] Repository`` as tools/book/conf.py reads it."""
+    import tomllib
+
+    text = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["project"]["urls"]["Repository"].rstrip("/")
