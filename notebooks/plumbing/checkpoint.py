@@ -32,7 +32,7 @@ class Checkpoint:
         self.source = source
         if source.format == "meta":
             self.params = ModelParams.from_json(source.config_path)
-            self._state = _torch_load_mmap(source.files[0])
+            self._state: dict | None = _torch_load_mmap(source.files[0])
             if "output.weight" not in self._state and "tok_embeddings.weight" in self._state and self.params.tied_embeddings:
                 self._state["output.weight"] = self._state["tok_embeddings.weight"]  # a tied model's file without the name
             self._hf = None
@@ -120,11 +120,13 @@ class Checkpoint:
         if self._state is not None:
             return self._state[name]
         hf_name = self._hf_names[name]
+        assert self._hf is not None  # no torch state: __init__ opened the safetensors files
         handle = self._hf[hf_name][0]
         tensor = handle.get_tensor(hf_name)
         if name.endswith("attention.wq.weight"):
             tensor = hf_unpermute(tensor, self.params.n_heads)
         elif name.endswith("attention.wk.weight"):
+            assert self.params.n_kv_heads is not None  # __post_init__ resolves None to n_heads
             tensor = hf_unpermute(tensor, self.params.n_kv_heads)
         return tensor
 

@@ -98,7 +98,7 @@ def draw_shared_rows(token_ids: Sequence[int], pieces: Sequence[str], max_shown:
     n, u = len(ids), len(distinct)
     scale = (n - 1) / (u - 1) if u > 1 else 0.0          # spread the rows over the same height
     row_y = {t: -k * scale for k, t in enumerate(distinct)}
-    first_piece = {}
+    first_piece: dict[int, str] = {}
     for t, piece in zip(ids, pieces):
         first_piece.setdefault(t, piece)
 

@@ -40,7 +40,7 @@ def residual_rms(rms, pieces, title: str):
     ax.set_xlabel("after layer (emb.: the embedding rows, before layer 0)")
     ax.set_ylabel("RMS of the row (log scale)")
     ax.set_title(title)
-    if any(line.get_label() and not line.get_label().startswith("_") for line in ax.get_lines()):
+    if any(line.get_label() and not str(line.get_label()).startswith("_") for line in ax.get_lines()):
         ax.legend(loc="upper left", fontsize=9)
     ax.grid(True, which="major", color="0.9")
     return fig

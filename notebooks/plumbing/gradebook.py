@@ -229,5 +229,9 @@ def grade_folder(folder: str | Path, out: str | Path | None = None, *, checkpoin
     write_csv(out / "grades.csv", graded)
     for student in sorted({g.student for g in graded}):
         text = feedback(student, [g for g in graded if g.student == student])
-        atomic_write(out / "feedback" / f"{student}.md", lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
+
+        def write(tmp: Path, text: str = text) -> None:  # a def: mypy cannot type a lambda with a default argument here
+            tmp.write_text(text, encoding="utf-8")
+
+        atomic_write(out / "feedback" / f"{student}.md", write)
     return graded

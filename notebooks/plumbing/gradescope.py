@@ -22,6 +22,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .errors import Llama3Error
 from .gradebook import hints_for
@@ -83,7 +84,8 @@ def results(submission: str | Path, checkpoint=None) -> dict:
     folder = Path(submission)
     if not folder.is_dir():
         raise Llama3Error(f"no folder at {display_path(folder)}; give the submission's folder (/autograder/submission)")
-    chosen, notes = {}, []
+    chosen: dict[Path, tuple[str, Path, object]] = {}  # series notebook -> (name in the submission, path, notebook read)
+    notes: list[str] = []
     for path in notebooks_in(folder):
         name = path.relative_to(folder).as_posix()
         try:
@@ -96,7 +98,8 @@ def results(submission: str | Path, checkpoint=None) -> dict:
             continue
         chosen[series] = (name, path, nb)
     checkpoint = open_checkpoint(None) if checkpoint is None and chosen else checkpoint
-    tests, summary = [], []
+    tests: list[dict[str, Any]] = []  # Gradescope's tests: name, score, max_score, status, output
+    summary: list[str] = []
     for series in sorted(chosen):
         name, path, nb = chosen[series]
         steps = steps_of(series)

@@ -42,6 +42,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import cast
 
 from .errors import Llama3Error
 from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, shortcuts_in, solution_region, stub
@@ -254,7 +255,8 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
     series_nb = nbformat.read(series, as_version=4)
     solution, anchor = _step_cells(nb, series_nb, steps)
     series_cells = {c.get("id"): c for c in series_nb.cells}
-    captures = {}  # id() of a cell -> the steps captured after it
+    captures: dict[int, list[Step]] = {}  # id() of a cell -> the steps captured after it
+    s: Step | None  # a step; in the loop over the cells, None for a cell that holds no step's solution
     for s in steps:
         if anchor[s.grade_id] is not None:
             captures.setdefault(id(anchor[s.grade_id]), []).append(s)
@@ -284,7 +286,7 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
         stopped = execute(run, series.parent, capture_dir, timeout)
         ckpt = checkpoint if checkpoint is not None else open_checkpoint(None)
         context = Context(ckpt)
-        produced = {}  # the values of the steps that passed, by name: what later steps must be given
+        produced: dict[str, object] = {}  # the values of the steps that passed, by name: what later steps must be given
         for s in steps:
             clean = all(r.status == "passed" for r in report.results)
             result = _grade_step(s, solution[s.grade_id], capture_dir, context, torch, timeout, stopped,
@@ -303,7 +305,9 @@ def _step_cells(nb, series_nb, steps: list[Step]) -> tuple[dict, dict]:
     """Each step's cell in the student's notebook and the cell after which its values are read (grade_id -> cell,
     or None). A cell is found by its id; a graded cell whose id changed (or a notebook saved without ids) by its
     nbgrader ``grade_id``; another cell by its source, which the student edition leaves as it is in the series."""
-    by_id, by_grade, by_source = {}, {}, {}
+    by_id: dict[str | None, object] = {}
+    by_grade: dict[str | None, object] = {}
+    by_source: dict[str | None, object] = {}
     for c in nb.cells:
         by_id.setdefault(c.get("id"), c)
         by_grade.setdefault(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c)
@@ -325,7 +329,7 @@ def _inputs_expression(s: Step) -> str:
     tree = ast.parse(s.capture, mode="eval").body
     if not isinstance(tree, ast.Dict):
         raise Llama3Error(f"step {s.grade_id}: its capture is not a dict display, so its inputs cannot be read")
-    items = {ast.literal_eval(k): ast.get_source_segment(s.capture, v) for k, v in zip(tree.keys, tree.values)}
+    items = {ast.literal_eval(cast(ast.expr, k)): ast.get_source_segment(s.capture, v) for k, v in zip(tree.keys, tree.values)}
     missing = [n for n in s.inputs if n not in items]
     if missing:
         raise Llama3Error(f"step {s.grade_id}: inputs {missing} are not keys of its capture")
@@ -382,8 +386,8 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
         return result("failed", f"the cell raised {error[0]}: {error[1]}")
     saved = capture_dir / f"{s.grade_id}.pt"
     if not saved.exists():
-        why = capture_dir / f"{s.grade_id}.error"
-        why = why.read_text(encoding="utf-8") if why.exists() else stopped or "the cell did not run"
+        why_file = capture_dir / f"{s.grade_id}.error"
+        why = why_file.read_text(encoding="utf-8") if why_file.exists() else stopped or "the cell did not run"
         if why.startswith(f"{NOT_ATTEMPTED}:"):  # a function whose body is still the stub
             return result("not attempted")
         return result("failed", f"could not read the step's values: {why}")

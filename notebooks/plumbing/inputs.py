@@ -112,4 +112,5 @@ def real_model(text: str | None = None) -> Inputs:
     from .smollm2 import REAL_PROMPT, ensure_smollm2
 
     found = _inputs(ensure_smollm2(), REAL_PROMPT if text is None else text)
+    assert isinstance(found.checkpoint, Checkpoint)  # _inputs opens it with open_checkpoint
     return Inputs(found.checkpoint.to(torch.float32), found.params, found.prompt, found.tokens, found.pieces)

@@ -111,6 +111,7 @@ class ModelParams:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise Llama3Error(f"{source}: {name} must be a positive integer, found {value!r}.")
+        assert self.n_kv_heads is not None  # a positive integer, checked above
         if self.dim % self.n_heads:
             raise Llama3Error(f"{source}: dim {self.dim} is not divisible by n_heads {self.n_heads}.")
         if self.n_heads % self.n_kv_heads:
@@ -131,6 +132,7 @@ class ModelParams:
     @property
     def n_rep(self) -> int:
         """Query heads per key/value head (grouped-query attention): 4 for Llama 3 8B."""
+        assert self.n_kv_heads is not None  # __post_init__ resolves None to n_heads
         return self.n_heads // self.n_kv_heads
 
     @property
@@ -153,7 +155,7 @@ class ModelParams:
             return p.dim, p.n_heads, p.n_kv_heads, p.vocab_size, p.ffn_hidden_dim
 
         same = [name for name, raw in KNOWN_SHAPES.items() if sizes(ModelParams.from_dict(raw)) == sizes(self)]
-        scaled = [name for name in same if KNOWN_SHAPES[name].get("use_scaled_rope", False) == self.use_scaled_rope]
+        scaled: list[str | None] = [name for name in same if KNOWN_SHAPES[name].get("use_scaled_rope", False) == self.use_scaled_rope]
         return (scaled or same or [None])[0]
 
     @property
@@ -199,6 +201,7 @@ class ModelParams:
     def expected_shapes(self) -> dict[str, tuple[int, ...]]:
         """Meta key name -> shape, for every tensor of the full model."""
         d, hd, hidden = self.dim, self.head_dim, self.ffn_hidden_dim
+        assert self.n_kv_heads is not None  # __post_init__ resolves None to n_heads
         shapes = {"tok_embeddings.weight": (self.vocab_size, d), "norm.weight": (d,), "output.weight": (self.vocab_size, d)}
         for i in range(self.n_layers):
             p = f"layers.{i}."

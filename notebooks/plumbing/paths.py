@@ -31,7 +31,7 @@ def display_path(path: str | os.PathLike) -> str:
         return str(path)
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], mode: int = 0o644) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object], mode: int = 0o644) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, fsync it, then rename it to ``path``.
 
     An interrupted write leaves no partial ``path`` (only a hidden ``.name.*.tmp`` that the stand-in

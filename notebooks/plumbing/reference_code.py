@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import sys
 import types
+from typing import Any
 
 from .errors import Llama3Error
 
@@ -38,7 +39,7 @@ def _plain_fairscale() -> dict:
 
     names = ("fairscale", "fairscale.nn", "fairscale.nn.model_parallel",
              "fairscale.nn.model_parallel.initialize", "fairscale.nn.model_parallel.layers")
-    mods = {name: types.ModuleType(name) for name in names}
+    mods: dict[str, Any] = {name: types.ModuleType(name) for name in names}  # stand-in modules, given attributes below
     layers, init = mods["fairscale.nn.model_parallel.layers"], mods["fairscale.nn.model_parallel.initialize"]
     layers.ColumnParallelLinear, layers.RowParallelLinear = ColumnParallelLinear, RowParallelLinear
     layers.VocabParallelEmbedding = VocabParallelEmbedding

@@ -252,6 +252,7 @@ class RulesTokenizer:
 
     @property
     def special_tokens(self) -> dict:
+        assert self.rules.special_tokens is not None  # reference_tokenizer builds one only when the rules name their special tokens
         return dict(self.rules.special_tokens)
 
     @property
@@ -363,7 +364,8 @@ def chat_template_tokens(path: str | os.PathLike, messages) -> list[int]:
         raise Llama3Error(f"{display_path(Path(path))} has no chat template of its own (Llama 3's format is Meta's ChatFormat).")
     text = jinja2.Environment().from_string(rules.chat_template).render(messages=list(messages), add_generation_prompt=True)
     enc = load_tokenizer(path)
-    ids = []
+    assert rules.special_tokens is not None  # a rules file's (Llama 3's rules have no chat template)
+    ids: list[int] = []
     for piece in regex_split_special(text, rules.special_tokens):
         ids += [rules.special_tokens[piece]] if piece in rules.special_tokens else encode_prompt(enc, piece, bos=False)
     return ids

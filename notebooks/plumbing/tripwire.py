@@ -43,7 +43,8 @@ def _folders() -> tuple[tuple[str, ...], dict[str, str]]:
     return libraries, forbidden
 
 
-_LIBRARIES, _FORBIDDEN = (), {}
+_LIBRARIES: tuple[str, ...] = ()
+_FORBIDDEN: dict[str, str] = {}
 
 
 def _kind(filename: str):

@@ -69,7 +69,7 @@ def _merge_trace(ranks: dict, piece: bytes) -> list:
     from tiktoken import _educational
 
     seen, hook = [], _educational.visualise_tokens
-    _educational.visualise_tokens = lambda parts: seen.append(list(parts))
+    _educational.visualise_tokens = lambda parts: seen.append(list(parts))  # type: ignore[assignment]  # patches tiktoken's hook
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the loop's closing blank line
             _educational.bpe_encode(ranks, piece, visualise="colour")

@@ -172,7 +172,8 @@ def generate_values(generate) -> dict:
     runs = []
     with torch.random.fork_rng(devices=[]):
         for probe in PROBES:
-            calls, given = [], []
+            calls: list[tuple[int, list[int]]] = []  # (start_pos, tokens) of each call of the model
+            given: list[object] = []  # what each call of choose was given
 
             def model(tokens, start_pos, calls=calls, probe=probe):
                 calls.append((int(start_pos), [int(t) for t in tokens]))
@@ -234,7 +235,9 @@ def _meta_toy(probe: Probe, calls):
 
     from ..reference import meta_model_code
 
-    class Toy(meta_model_code().Transformer):
+    Transformer: type = meta_model_code().Transformer  # a class found at run time, named so that it can be a base class
+
+    class Toy(Transformer):
         def __init__(self):
             torch.nn.Module.__init__(self)
             self.params = types.SimpleNamespace(max_seq_len=probe.max_seq_len, max_batch_size=1, vocab_size=VOCAB)
