@@ -39,6 +39,13 @@ def small_dir(tmp_path_factory, standin_dir) -> Path:
     return references.write_small_checkpoint(tmp_path_factory.mktemp("small"), references.SMALL_PARAMS)
 
 
+@pytest.fixture
+def small_weights(small_dir, monkeypatch) -> Path:
+    """``LLAMA3_DIR`` is the small checkpoint for this test: notebooks and grader run on its shapes, in seconds."""
+    monkeypatch.setenv("LLAMA3_DIR", str(small_dir))
+    return small_dir
+
+
 @pytest.fixture(scope="session")
 def small_mha_dir(tmp_path_factory, standin_dir) -> Path:
     """A second one (``references.SMALL_PARAMS_MHA``): n_rep 1, Llama 3.1's scaled RoPE, 2 layers."""

@@ -260,7 +260,7 @@ def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_pa
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("number", GRADED)
-def test_each_mistake_loses_exactly_its_step(number, tmp_path, standin_dir):
+def test_each_mistake_loses_exactly_its_step(number, tmp_path, small_weights):
     mistakes, _ = cases(number)
     ids = [s.grade_id for s in STEPS[number]]
     for half in (ids[0::2], ids[1::2]):
@@ -274,7 +274,7 @@ def test_each_mistake_loses_exactly_its_step(number, tmp_path, standin_dir):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("number", [n for n in GRADED if cases(n)[1]])
-def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, standin_dir):
+def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, small_weights):
     """Each shortcut, however the function is named (an alias, getattr, a layer class), is flagged: the source
     check sees the plain names, the tripwires the rest."""
     _, shortcuts = cases(number)
@@ -291,14 +291,14 @@ def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, s
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("number", [n for n in GRADED if other_cases(n)[0]])
-def test_a_correct_step_written_another_way_gets_full_marks(number, tmp_path, standin_dir):
+def test_a_correct_step_written_another_way_gets_full_marks(number, tmp_path, small_weights):
     valid, _ = other_cases(number)
     report = grading.grade(write(edited(SERIES[number], valid), tmp_path, SERIES[number].name))
     assert report.points == report.max_points, report.text()
 
 
 @pytest.mark.notebook
-def test_cli_and_json(tmp_path, standin_dir):
+def test_cli_and_json(tmp_path, small_weights):
     number = GRADED[0]
     result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(student.OUT / SERIES[number].name), "--json"],
                             capture_output=True, text=True, cwd=tmp_path)
@@ -344,7 +344,7 @@ def test_instructor_guides_list_every_step_with_its_points():
 
 
 @pytest.mark.notebook
-def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, standin_dir):
+def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, small_weights):
     """A learning platform's download: another file name, cells saved without ids (nbformat 4.4); one step loops."""
     nb = mistaken(SERIES["03"], {"03-gain": ("token_embeddings = normed * attention_norm_weight",
                                              "token_embeddings = normed * attention_norm_weight\nwhile True:\n    pass")})
@@ -362,7 +362,7 @@ def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, stan
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("number", ["01", "06"])
-def test_a_cell_without_markers_is_judged_on_the_learners_lines(number, tmp_path, standin_dir):
+def test_a_cell_without_markers_is_judged_on_the_learners_lines(number, tmp_path, small_weights):
     """nbgrader's own stubbing removes the markers: the learner's lines are then found between the lines the series'
     cell has before and after its solution, so the cell's own given lines (``plumbing.encode_prompt``, a call of
     ``silu``) are no shortcut."""
