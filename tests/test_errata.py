@@ -104,3 +104,34 @@ def test_a_renamed_section_is_caught(page, lang, monkeypatch):
 
     monkeypatch.setitem(globals(), "notebook", renamed)
     assert any(line.startswith("02_embedding_lookup:") for line in problems_of(page, lang))
+
+
+#: What a source's row gives when it has no address: where the text says it was published, or that it does not say.
+NO_ADDRESS = {"en": ("reposted without a source", "says nothing of its author"),
+              "zh_CN": ("转载且未注明出处", "没有说明作者和发表之处")}
+
+
+def sources(text: str) -> dict[str, str]:
+    """label -> row, for every row of the page's source tables (a table whose header starts ``| label |``)."""
+    rows, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith(("| label |", "| 标记 |")):
+            inside = True
+        elif not line.startswith("|"):
+            inside = False
+        elif inside and not line.startswith("| ---"):
+            rows[line.split("|")[1].strip()] = line
+    return rows
+
+
+@pytest.mark.parametrize(("page", "lang"), [("errata.md", "en"), ("errata.zh-CN.md", "zh_CN")])
+def test_every_source_can_be_found(page, lang):
+    """Each source gives an address, or says where it was published or that its text does not say; every label
+    that items cite is in the tables."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    rows = sources(text)
+    assert {"naklecha", "T000", "T001", "T002", "T003", "README-zh", "wdndev", "Deepdive"} <= set(rows), rows.keys()
+    lost = [label for label, row in rows.items() if "](https://" not in row and not any(w in row for w in NO_ADDRESS[lang])]
+    assert not lost, f"{page}: sources a reader cannot find: {lost}"
+    cited_labels = set(re.findall(r"(?:Source|来源)：?:? ?(naklecha|T00\d|README-zh)", text))
+    assert cited_labels <= set(rows), cited_labels - set(rows)
