@@ -49,8 +49,9 @@ TABLES = {
 }
 MODELSCOPE = 'modelscope download --model LLM-Research/Llama-3.2-1B --include "original/*" --local_dir'
 HF_MIRROR = "HF_ENDPOINT=https://hf-mirror.com"
-PYPI_MIRROR = ("pip config set global.index-url https://pypi.tuna.tsinghua.edu.cn/simple",
-               "PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple make run")
+PYPI_MIRROR = ("export PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple",
+               "PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple make run",
+               "export PIP_FIND_LINKS=https://mirrors.aliyun.com/pytorch-wheels/cpu/")  # PyTorch's CPU wheels
 
 
 #: per edition: the models page, the platforms page and the README
