@@ -9,7 +9,8 @@ Writes
 - you_are_here_NN.png for every notebook in the data table: the series as a strip of steps with notebook NN
   marked and the others grey, and below it NN's own part of the path in detail, starting from the tensors
   the notebook starts from (white boxes);
-- rope_pairs.png and rmsnorm_axes.png.
+- rope_pairs.png and rmsnorm_axes.png;
+- the same images in Chinese in zh/ below the folder (their texts in locale/zh_CN/LC_MESSAGES/diagrams.po).
 
 The drawing code is the package images/diagrams/ (its __init__.py lists its files). The notebooks of the series
 come from plumbing.series_notebooks() (the notebooks/NN_*.ipynb glob); the script stops with an error, and draws
@@ -25,7 +26,7 @@ import sys
 from pathlib import Path
 
 import plumbing
-from diagrams import MissingEntry, write_all  # this script's folder is on sys.path when it runs
+from diagrams import FOLDERS, LanguageError, MissingEntry, write_all  # this script's folder is on sys.path when it runs
 
 
 def series_numbers():
@@ -41,8 +42,9 @@ def main(argv=None):
                         help="the notebook numbers that must have an entry (default: those of notebooks/NN_*.ipynb)")
     args = parser.parse_args(argv)
     try:
-        write_all(args.out, series_numbers() if args.notebooks is None else args.notebooks)
-    except MissingEntry as error:
+        for lang, folder in FOLDERS.items():
+            write_all(args.out / folder, series_numbers() if args.notebooks is None else args.notebooks, lang)
+    except (MissingEntry, LanguageError) as error:
         sys.exit(f"images/make_diagrams.py: {error}")
 
 

@@ -24,7 +24,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.relative_to(ROOT / "notebooks").with_suffix("").as_posix() for p in NOTEBOOKS])
 def test_every_figure_travels_inside_its_notebook(path):
-    found = attachments.problems(nbformat.read(path, as_version=4))
+    found = attachments.problems(nbformat.read(path, as_version=4), attachments.images_of(path))
     assert not found, (f"{path.relative_to(ROOT)}: its figures are not the files of images/:\n" + "\n".join(found)
                        + "\nRun `python tools/attachments.py` (it rewrites the attachments of both editions from images/).")
 

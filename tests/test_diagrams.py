@@ -1,5 +1,6 @@
-"""images/make_diagrams.py (the package images/diagrams/) redraws the committed images byte for byte, and a
-notebook without an entry in its data table is one clear error naming the place to add it.
+"""images/make_diagrams.py (the package images/diagrams/) redraws the committed images byte for byte, in English
+(images/) and in Chinese (images/zh/, texts from locale/zh_CN/LC_MESSAGES/diagrams.po); a notebook without an entry
+in its data table, or a text without its translation, is one clear error naming the place to add it.
 
 The script runs as `make diagrams` runs it: the venv's python on images/make_diagrams.py, here with --out.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import plumbing
 
@@ -21,17 +24,41 @@ def make_diagrams(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
-def test_redraw_reproduces_the_committed_images(tmp_path):
+def test_redraw_reproduces_the_committed_images_in_both_languages(tmp_path):
     result = make_diagrams("--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    drawn = sorted(path.name for path in tmp_path.glob("*.png"))
     expected = {f"you_are_here_{path.name[:2]}.png" for path in plumbing.series_notebooks()}
     expected |= {"path_overview.png", "rope_pairs.png", "rmsnorm_axes.png"}
-    assert expected <= set(drawn), f"not drawn: {sorted(expected - set(drawn))}"
-    uncommitted = [name for name in drawn if not (IMAGES / name).is_file()]
-    assert not uncommitted, f"drawn but not in images/: {uncommitted} (run `make diagrams` and commit them)"
-    changed = [name for name in drawn if (tmp_path / name).read_bytes() != (IMAGES / name).read_bytes()]
-    assert not changed, f"the redraw differs from images/: {changed} (run `make diagrams` and commit the result)"
+    for folder in ("", "zh"):  # English in images/, Chinese in images/zh/
+        drawn = sorted(path.relative_to(tmp_path).as_posix() for path in (tmp_path / folder).glob("*.png"))
+        names = {name.split("/")[-1] for name in drawn}
+        assert expected <= names, f"not drawn in images/{folder}: {sorted(expected - names)}"
+        uncommitted = [name for name in drawn if not (IMAGES / name).is_file()]
+        assert not uncommitted, f"drawn but not in images/: {uncommitted} (run `make diagrams` and commit them)"
+        changed = [name for name in drawn if (tmp_path / name).read_bytes() != (IMAGES / name).read_bytes()]
+        assert not changed, f"the redraw differs from images/: {changed} (run `make diagrams` and commit the result)"
+        assert all((tmp_path / "zh" / n).read_bytes() != (tmp_path / n).read_bytes() for n in expected)  # translated
+
+
+def test_a_text_without_its_translation_is_one_clear_error(tmp_path):
+    """A label added to the drawing code but not to the catalogue stops the Chinese drawing, and writes nothing."""
+    sys.path.insert(0, str(IMAGES))  # the package beside images/make_diagrams.py, as that script imports it
+    try:
+        import diagrams
+        from diagrams import language
+    finally:
+        sys.path.remove(str(IMAGES))
+    catalogue = tmp_path / "diagrams.po"
+    text = language.CATALOGUES["zh_CN"].read_text(encoding="utf-8")
+    catalogue.write_text(text.replace('msgid "attention weights"\nmsgstr "注意力权重"\n', ""), encoding="utf-8")
+    saved = dict(language.CATALOGUES)
+    language.CATALOGUES["zh_CN"] = catalogue
+    try:
+        with pytest.raises(diagrams.LanguageError, match="lacks \\['attention weights'\\]"):
+            diagrams.write_all(tmp_path / "zh", diagrams.NOTEBOOKS, "zh_CN")
+    finally:
+        language.CATALOGUES.update(saved)
+    assert not (tmp_path / "zh").exists()
 
 
 def test_a_notebook_without_an_entry_is_one_clear_error(tmp_path):

@@ -118,6 +118,12 @@ def test_the_chinese_edition_speaks_chinese(site, zh_stems):
         html = (site / ZH / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
         assert '<html lang="zh-CN"' in html and "本页在合成替身权重" in html, f"{stem}: banner not in Chinese"
         assert "Show the" not in html, f"{stem}: English words of the site's own toggles on a Chinese page"
+        # its diagrams are the Chinese ones (images/zh/), byte for byte
+        shown = [(site / ZH / "notebooks" / src).resolve() for src in re.findall(r'<img [^>]*src="([^"]+\.png)"', html)]
+        zh_images = {p.read_bytes() for p in (ROOT / "images" / "zh").glob("*.png")}
+        en_images = {p.read_bytes() for p in (ROOT / "images").glob("*.png")}
+        assert any(p.read_bytes() in zh_images for p in shown), f"{stem}: no diagram of images/zh/"
+        assert not any(p.read_bytes() in en_images for p in shown), f"{stem}: an English diagram of images/"
 
 
 def test_the_overview_page_is_built_in_both_editions_and_linked_from_the_home_page(site):

@@ -174,8 +174,8 @@ def test_staging_the_chinese_edition(tiny):
     assert stems == ["01_tiny"]  # 02_tiny's catalogue is empty
     page = site_stage.errata_page(tiny / "docs", ZH)
     files = site_stage.stage_files(home, stems, home, ZH, page)
-    assert sorted(files) == ["docs/errata.md", "images/path_overview.png", "images/tiny.png", "index.md",
-                             "notebooks/01_tiny.ipynb"]
+    assert sorted(files) == ["docs/errata.md", "images/tiny.png", "images/zh/path_overview.png", "index.md",
+                             "notebooks/01_tiny.ipynb"]  # the home page's figure in Chinese
     assert files["index.md"] == site_stage.BOOK / "index.zh_CN.md"
     # the notebook is what tools/i18n.py writes into notebooks/zh/, image path unchanged
     assert files["notebooks/01_tiny.ipynb"] == i18n.notebook_text(home / "01_tiny.ipynb")
@@ -198,8 +198,9 @@ def test_staging_shows_attachments_as_the_files_and_serves_the_notebook_as_it_is
     i18n.write_catalogue(catalogue, i18n.catalogue_path(home / "01_tiny.ipynb"))
     for edition, served in [(EN, home / "01_tiny.ipynb"), (ZH, i18n.notebook_text(home / "01_tiny.ipynb"))]:
         files = site_stage.stage_files(home, ["01_tiny"], home, edition)
-        assert sorted(files) == ["_sources/notebooks/01_tiny.ipynb", "images/path_overview.png", "images/tiny.png",
-                                 "index.md", "notebooks/01_tiny.ipynb"]
+        figure = "images/path_overview.png" if edition is EN else "images/zh/path_overview.png"
+        assert sorted(files) == sorted(["_sources/notebooks/01_tiny.ipynb", figure, "images/tiny.png", "index.md",
+                                        "notebooks/01_tiny.ipynb"])
         assert files["_sources/notebooks/01_tiny.ipynb"] == served  # what the download button serves
         assert "attachment:tiny.png" in site_stage.markdown_of(site_stage.edition_notebook(home / "01_tiny.ipynb", edition.language))
         shown = nbformat.reads(files["notebooks/01_tiny.ipynb"], as_version=4)
@@ -263,7 +264,8 @@ def test_the_overview_page_is_staged_in_both_editions_and_listed_on_the_home_pag
         for stem in stems:
             assert f"](../notebooks/{stem}.ipynb)" in staged, f"{edition.overview}: no link to {stem}"
         images = site_stage.page_images(staged, edition.overview, site_stage.DOCS, "docs", ROOT)
-        assert images == {"images/path_overview.png": (ROOT / "images" / "path_overview.png").resolve()}
+        figure = "images/path_overview.png" if edition is EN else "images/zh/path_overview.png"
+        assert images == {figure: (ROOT / figure).resolve()}
         home = (site_stage.BOOK / edition.index).read_text(encoding="utf-8")
         toctree = re.search(r"```\{llama3-toctree-if-found\}\n(.*?)```", home, flags=re.S)
         assert toctree, f"{edition.index}: no llama3-toctree-if-found"

@@ -10,8 +10,9 @@ A notebook opened alone (Google Colab opens one ``.ipynb`` from GitHub; a downlo
 afresh from images/NAME.png and drops those that the cell does not show. Only markdown cells change,
 and a notebook that is already current is not rewritten.
 
-The Chinese edition is written by tools/i18n.py (the English cells' attachments, translated text); this
-tool refreshes it too, the same way, so that ``make diagrams`` leaves both editions current.
+The Chinese edition is written by tools/i18n.py (translated text, its figures from images/zh/, the diagrams
+drawn with Chinese labels); this tool refreshes it too, the same way, so that ``make diagrams`` leaves both
+editions current.
 tests/test_attachments.py checks both editions against images/ (:func:`problems`). The course site
 turns the references back into files (tools/site_stage.py, :func:`file_references`): MyST-NB does not
 show attachments.
@@ -66,9 +67,20 @@ def to_attachment(src: str) -> str:
     return ATTACHMENT + name if src.startswith(FILES) and name and "/" not in name else src
 
 
-def to_file(src: str) -> str:
-    """``attachment:NAME`` -> ``../images/NAME`` (the inverse of :func:`to_attachment`)."""
-    return FILES + src[len(ATTACHMENT):] if src.startswith(ATTACHMENT) else src
+def to_file(src: str, files: str = FILES) -> str:
+    """``attachment:NAME`` -> ``../images/NAME`` (the inverse of :func:`to_attachment`), or below ``files``."""
+    return files + src[len(ATTACHMENT):] if src.startswith(ATTACHMENT) else src
+
+
+def edition_images(lang: str | None) -> Path:
+    """The folder of an edition's figures: images/ for English (``None``), images/zh/ for the Chinese edition."""
+    return IMAGES if lang is None else IMAGES / i18n.EDITIONS[lang]
+
+
+def images_of(path: Path) -> Path:
+    """The folder of the figures of the notebook at ``path`` (images/zh/ for one of notebooks/zh/)."""
+    langs = [lang for lang, folder in i18n.EDITIONS.items() if path.parent.name == folder]
+    return edition_images(langs[0] if langs else None)
 
 
 def bundle(name: str, images: Path = IMAGES) -> dict[str, str]:
@@ -145,12 +157,27 @@ def problems(nb, images: Path = IMAGES) -> list[str]:
     return out
 
 
-def file_references(nb):
-    """A copy of ``nb`` whose markdown shows the files again (``../images/NAME``) and carries no attachments."""
+def edition_files(lang: str | None, name: str) -> str:
+    """How a notebook of edition ``lang`` reaches the figure ``name``: ``../images/zh/`` when images/zh/ has it."""
+    return FILES + i18n.EDITIONS[lang] + "/" if lang and (edition_images(lang) / name).is_file() else FILES
+
+
+def edition_attachments(nb, lang: str) -> None:
+    """In place: each attachment of ``nb`` that the edition ``lang`` has its own copy of (images/zh/) is that copy."""
+    for cell in nb.cells:
+        for name in cell.get("attachments", {}):
+            if (edition_images(lang) / name).is_file():
+                cell["attachments"][name] = bundle(name, edition_images(lang))
+
+
+def file_references(nb, lang: str | None = None):
+    """A copy of ``nb`` whose markdown shows the files again (``../images/NAME``; for the Chinese edition ``lang``,
+    ``../images/zh/NAME`` where images/zh/ has it) and carries no attachments."""
     out = copy.deepcopy(nb)
     for cell in out.cells:
         if cell.cell_type == "markdown":
-            cell.source = replace_sources(cell.source, to_file)
+            cell.source = replace_sources(
+                cell.source, lambda src: to_file(src, edition_files(lang, src[len(ATTACHMENT):])))
             cell.pop("attachments", None)
     return out
 
@@ -165,7 +192,7 @@ def notebooks() -> list[Path]:
 def main() -> int:
     try:
         for path in notebooks():
-            if update(path):
+            if update(path, images_of(path)):
                 print(f"updated {path.relative_to(ROOT)}")
     except AttachmentError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -140,8 +140,8 @@ def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
 def translated_notebook(notebook: Path, lang: str = "zh_CN"):
     """The English notebook with every markdown cell translated; code, outputs and metadata unchanged.
 
-    A translated cell keeps the English cell's attachments (the figures, ``![..](attachment:x.png)``, that
-    tools/attachments.py writes from images/): only its text is replaced, so the Chinese notebook opened alone
+    A translated cell shows the English cell's figures (``![..](attachment:x.png)``), carried from the edition's
+    own images/zh/ (tools/attachments.py; the diagrams with Chinese labels): the Chinese notebook opened alone
     shows them too, and the site (tools/site_stage.py) stages both editions' notebooks the same way.
 
     Raises:
@@ -155,6 +155,9 @@ def translated_notebook(notebook: Path, lang: str = "zh_CN"):
     out = copy.deepcopy(nb)
     for cell in markdown_cells(out):
         cell.source = catalogue.get(cell.source, context=cell.id).string
+    import attachments  # it imports this module
+
+    attachments.edition_attachments(out, lang)
     return out
 
 

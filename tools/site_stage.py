@@ -134,13 +134,14 @@ def edition_notebook(path: Path, language: str) -> nbformat.NotebookNode:
     return nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
 
 
-def shown_notebook(nb) -> nbformat.NotebookNode | None:
+def shown_notebook(nb, language: str = "en") -> nbformat.NotebookNode | None:
     """The copy of ``nb`` that Sphinx renders, when it is not ``nb`` itself (else ``None``): its attachments
-    dropped and its markdown showing the files again (``attachment:x.png`` -> ``../images/x.png``), because
+    dropped and its markdown showing the files again (``attachment:x.png`` -> ``../images/x.png``, in the Chinese
+    edition ``../images/zh/x.png``), because
     MyST-NB does not show attachments (executablebooks/MyST-NB issues 492 and 655); and its code highlighted
     as IPython (``pygments_lexer`` ``ipython3``, as Jupyter writes it), so that the Colab setup cell's ``!git``
     and ``%pip`` lines are highlighted rather than a warning that stops the build."""
-    shown = attachments.file_references(nb)
+    shown = attachments.file_references(nb, None if language == "en" else language)
     info = shown.metadata.get("language_info")
     if info is not None and info.get("name") == "python":
         info["pygments_lexer"] = "ipython3"
@@ -342,7 +343,7 @@ def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDIT
         path = src / f"{stem}.ipynb"
         staged = notebook_file(path, edition.language)
         nb = nbformat.read(staged, as_version=4) if isinstance(staged, Path) else nbformat.reads(staged, as_version=4)
-        shown = shown_notebook(nb)
+        shown = shown_notebook(nb, edition.language)
         if shown is None:
             files[f"notebooks/{path.name}"] = staged
         else:  # rendered with file paths; downloaded as it is

@@ -6,6 +6,7 @@ from itertools import pairwise
 from matplotlib.patches import FancyBboxPatch, Polygon
 
 from . import data
+from .language import tr
 from .layout import BLACK, GREY, LIGHT_GREY, MONO, SANS, edge, text_width, tint
 from .shapes import arrow, canvas, polyline
 from .stages import NODES, band, draw_boxes, draw_stage, residuals, stage_row, style
@@ -77,7 +78,7 @@ def draw_overview():
         yn = nxt.y0 + entry.get("lane", 0) * S.lane
         polyline(ax, [(xb, yb), (xm, yb), (xm, yw), (MARGIN_WRAP, yw), (MARGIN_WRAP, yn), (nxt.x0, yn)], head=False)
         names = ", ".join(NODES[key][0][0][0] for key, _ in last)
-        ax.annotate(f"{names}: on to {nxt.stages()[0]:02d}", ((MARGIN_WRAP + xm) / 2, yw), xytext=(0, 3),
+        ax.annotate(tr("{names}: on to {nb:02d}").format(names=names, nb=nxt.stages()[0]), ((MARGIN_WRAP + xm) / 2, yw), xytext=(0, 3),
                     textcoords="offset points", ha="center", va="bottom", fontsize=S.op, family=MONO, color=BLACK)
     # a residual connection from a box of an earlier row, e.g. the embedding rows x, from 02, to the addition in 05
     for i, R in enumerate(rows):
