@@ -130,3 +130,34 @@ def test_hygiene_catches_unexecuted_cells_stderr_errors_and_widgets():
     problems = "\n".join(notebook_problems(nb))
     for what in ("execution counts", "stderr", "error output", "widget", "kernel spec"):
         assert what in problems
+
+
+CORE_PATH_WORDS = 2200  # CONTRIBUTING.md, "How a notebook reads": a 30-minute read, code included
+
+
+def core_path_words(nb) -> int:
+    """The words (whitespace-separated) of prose and code before ``## Summary``; a collapsed code cell
+    (tagged ``hide-input`` or ``hide-cell``) counts as its first line, which is what a reader sees of it."""
+    words = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## Summary"):
+            return words
+        source = cell.source
+        if cell.cell_type == "code" and {"hide-input", "hide-cell"} & set(cell.metadata.get("tags", [])):
+            source = source.split("\n", 1)[0]
+        words += len(source.split())
+    raise AssertionError("no ## Summary")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_core_path_is_a_30_minute_read(path):
+    words = core_path_words(nbformat.read(path, as_version=4))
+    assert words <= CORE_PATH_WORDS, f"{path.name}: {words} words before ## Summary (at most {CORE_PATH_WORDS})"
+
+
+def test_the_word_count_counts_a_collapsed_cell_as_one_line():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    shown = code("a = 1\nb = 2")
+    folded = code("# the story so far\nc = 3\nd = 4", metadata={"tags": ["hide-input"]})
+    nb = nbformat.v4.new_notebook(cells=[md("# Title words"), shown, folded, md("## Summary"), md("after it")])
+    assert core_path_words(nb) == 3 + 6 + 5  # "# the story so far": its first line only
