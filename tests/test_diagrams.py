@@ -70,3 +70,16 @@ def test_a_notebook_without_an_entry_is_one_clear_error(tmp_path):
     assert "NOTEBOOKS in images/diagrams/data.py" in message, message  # the one place to edit
     assert "Traceback" not in message, message
     assert not out.exists()  # nothing is drawn
+
+
+def test_a_text_with_chinese_characters_is_set_upright_and_regular():
+    """The Chinese font has no bold or italic face: such a text is set regular and upright as a whole, so that no
+    line mixes bold Latin letters with regular Chinese ones. English texts keep bold and italic."""
+    sys.path.insert(0, str(IMAGES))
+    try:
+        from diagrams import layout
+    finally:
+        sys.path.remove(str(IMAGES))
+    assert layout.weight("▶ 05 attention", "bold") == "bold" and layout.slant("after layer 31", "italic") == "italic"
+    assert layout.weight("▶ 05 注意力", "bold") == "normal" and layout.slant("第 31 层之后", "italic") == "normal"
+    assert layout.weight("h，保留", "normal") == "normal" and layout.weight("xq_rotated", "normal") == "normal"

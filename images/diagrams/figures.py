@@ -7,7 +7,7 @@ from matplotlib.patches import Rectangle
 
 from . import layout
 from .language import tr
-from .layout import BLACK, BLUE, GREEN, GREY, ORANGE, PURPLE, SKY, YELLOW, tint
+from .layout import BLACK, BLUE, GREEN, GREY, ORANGE, PURPLE, SKY, YELLOW, tint, weight
 from .shapes import arrow, canvas
 
 # ---------------------------------------------------------------- RoPE pairing, Meta's layout
@@ -34,8 +34,8 @@ def draw_rope_pairs():
         return xs
 
     # Meta: interleaved, pair i = dims (2i, 2i+1)
-    ax.text(0.5, 3.8, tr("Meta layout (apply_rotary_emb in llama_models/llama3/model.py): adjacent dimensions form a pair"),
-            fontsize=11, fontweight="bold", va="top")
+    heading = tr("Meta layout (apply_rotary_emb in llama_models/llama3/model.py): adjacent dimensions form a pair")
+    ax.text(0.5, 3.8, heading, fontsize=11, fontweight=weight(heading, "bold"), va="top")
     ax.text(0.5, 3.45, "view_as_complex(x.reshape(..., 64, 2)):  " + tr("pair i = dims (2i, 2i+1)  →  complex number ")
             + "x[2i] + i·x[2i+1]", fontsize=9.5, va="top", family=layout.MONO)
     xs = row(2.45, [0, 1, 2, 3, 4, 5, 6, 7, None, 126, 127], lambda d: d // 2)
@@ -103,8 +103,8 @@ def draw_rmsnorm_axes():
                 ha="center", va="bottom", fontsize=8.5)
 
     # left: RMSNorm, one statistic per row
-    ax.text(0.3, 4.25, tr("RMSNorm (Llama): each token normalised over its own 4096 values"), fontsize=11,
-            fontweight="bold", va="top")
+    heading = tr("RMSNorm (Llama): each token normalised over its own 4096 values")
+    ax.text(0.3, 4.25, heading, fontsize=11, fontweight=weight(heading, "bold"), va="top")
     x0 = 1.1
     matrix(x0, per_row=True)
     for r, name in enumerate(rows):
@@ -121,8 +121,8 @@ def draw_rmsnorm_axes():
             fontsize=8.5, va="top", family=layout.MONO, linespacing=1.5)
 
     # right: the wrong version, one statistic over everything
-    ax.text(6.5, 4.25, tr("Not RMSNorm: one mean over all 17 × 4096 values"), fontsize=11,
-            fontweight="bold", va="top")
+    heading = tr("Not RMSNorm: one mean over all 17 × 4096 values")
+    ax.text(6.5, 4.25, heading, fontsize=11, fontweight=weight(heading, "bold"), va="top")
     x0, xr = 7.3, 7.3 + cols * cw + 0.12
     matrix(x0, per_row=False)
     ym = y_top - len(rows) * ch / 2

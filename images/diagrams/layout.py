@@ -5,6 +5,8 @@ Coordinates are inches (the axes fill the figure and 1 data unit = 1 inch), so c
 sizes follow the text they hold. Nothing here draws; nothing here knows a notebook.
 """
 
+import re
+
 import matplotlib.colors
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
@@ -35,10 +37,24 @@ def edge(colour):
 _MEASURE = RendererAgg(100, 100, 72)  # at 72 dpi, one pixel is one point
 
 
+CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")  # Chinese characters and full-width punctuation
+
+
+def weight(text, style):
+    """matplotlib's fontweight for ``text`` in ``style``: bold for "bold", but regular for a text with Chinese
+    characters, whose font has no bold face (its Latin letters would be bold and its Chinese ones not)."""
+    return "bold" if style == "bold" and not CJK.search(text) else "normal"
+
+
+def slant(text, style):
+    """matplotlib's fontstyle for ``text`` in ``style``: italic for "italic", upright for a text with Chinese
+    characters (the same reason as :func:`weight`)."""
+    return "italic" if style == "italic" and not CJK.search(text) else "normal"
+
+
 def text_width(text, size, family, style="normal"):
     """Width in inches of one line of text as matplotlib lays it out."""
-    prop = FontProperties(family=family, size=size, weight="bold" if style == "bold" else "normal",
-                          style="italic" if style == "italic" else "normal")
+    prop = FontProperties(family=family, size=size, weight=weight(text, style), style=slant(text, style))
     width, _, _ = _MEASURE.get_text_width_height_descent(text, prop, ismath="$" in text)
     return width / 72
 

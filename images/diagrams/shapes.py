@@ -7,7 +7,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from .layout import BLACK
+from .layout import BLACK, slant, weight
 
 matplotlib.use("Agg")
 plt.style.use("default")  # ignore any local matplotlibrc, so every machine draws the same picture
@@ -40,8 +40,7 @@ def box(ax, x, y, w, h, lines, face="white", edge=BLACK, text=BLACK, lw=1.2):
         offset -= hgt / 2
         ax.annotate(string, (x, y), xytext=(0, offset), textcoords="offset points", ha="center",
                     va="center", fontsize=size, family=family, color=text,
-                    fontweight="bold" if style == "bold" else "normal",
-                    fontstyle="italic" if style == "italic" else "normal")
+                    fontweight=weight(string, style), fontstyle=slant(string, style))
         offset -= hgt / 2
 
 

@@ -4,7 +4,7 @@
 from matplotlib.patches import Circle, FancyBboxPatch, Rectangle
 
 from . import data
-from .layout import BLACK, BRANCH, MONO, SHADOW, Row, Style, edge, tint
+from .layout import BLACK, BRANCH, MONO, SHADOW, Row, Style, edge, tint, weight
 from .shapes import arrow, box, dot, polyline
 
 NODES, LABELS = data.merged("nodes"), data.merged("labels")
@@ -62,7 +62,7 @@ def band(ax, S, x0, x1, y0, y1, nb, marked=False):
     ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=tint(entry.colour, 0.16), edgecolor="none",
                            zorder=-2))
     ax.text((x0 + x1) / 2, y1 - 0.08, ("▶ " if marked else "") + entry.title, ha="center", va="top", fontsize=S.band,
-            fontweight="bold" if marked else "normal", color=BLACK)
+            fontweight=weight(entry.title, "bold" if marked else "normal"), color=BLACK)
 
 
 def draw_boxes(ax, S, R):
