@@ -156,9 +156,9 @@ def draw_you_are_here(nb):
         lines += [(t, 7, "normal", MONO) for t in entry.ends_with]
         heights = [1.3 * size / 72 for _, size, _, _ in lines]
         yy = top - chip_h / 2 + sum(heights) / 2
-        for (t, size, style, family), hh in zip(lines, heights, strict=True):
+        for (t, size, kind, family), hh in zip(lines, heights, strict=True):
             ax.text(cx0 + chip_w / 2, yy - hh / 2, t, ha="center", va="center", fontsize=size, family=family,
-                    fontweight=weight(t, style), color=BLACK if here else GREY)
+                    fontweight=weight(t, kind), color=BLACK if here else GREY)
             yy -= hh
         if i:
             arrow(ax, (cx0 - pitch_gap + 0.03, top - chip_h / 2), (cx0 - 0.03, top - chip_h / 2), GREY, 1.0)
