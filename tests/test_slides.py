@@ -144,19 +144,14 @@ def test_no_setup_check_solution_or_deep_dive_on_a_slide(decks, stem, lang):
                 assert not re.search(rf"<h[1-6][^>]*>\s*{heading}", text), f"a deep dive's heading is in the deck: {line}"
 
 
-#: Notebooks whose real model is a deep dive, which no slide shows: 04's trained head (deep dive "A trained head finds
-#: the previous token"); notebook 05's real heads find the same head again, on a slide.
-REAL_MODEL_IN_A_DEEP_DIVE = {"04_rope"}
-
-
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("stem", STEMS[1:])
 def test_the_real_model_is_shown_and_named(decks, stem, lang):
-    """Notebooks 02 to 08 have a slide of the real model (SmolLM2), with its output or figure, unless it is a deep dive
-    (:data:`REAL_MODEL_IN_A_DEEP_DIVE`); every slide that shows it says it is not Llama 3."""
+    """Notebooks 02 to 08 have a slide of the real model (SmolLM2), with its output or figure; every slide that shows
+    it says it is not Llama 3."""
     deck = read_deck(deck_path(decks, stem, lang))
     real = [s for s in deck if "SmolLM2" in " ".join(s["words"])]
-    assert real or stem in REAL_MODEL_IN_A_DEEP_DIVE, f"{stem} has no slide of the real model"
+    assert real, f"{stem} has no slide of the real model"
     for slide in real:
         assert NOT_LLAMA3[lang] in " ".join(slide["words"]), "a SmolLM2 slide does not say it is not Llama 3"
 
