@@ -1,6 +1,6 @@
 """Notebook 08's sampling steps, graded by the ids drawn (plumbing/grading_steps/n08_sampling.py): the notebook's
-``sample_top_p`` and ``sampled_choice`` pass, so does each written another way, and each mistake fails its step.
-Run in this process on the series' own cells: seconds, no notebook executed."""
+``sample_top_p`` and ``sampled_choice`` pass, so does each written another way, and each mistake fails its step; and
+the loop's feedback when it raises. Run in this process on the series' own cells: seconds, no notebook executed."""
 
 from __future__ import annotations
 
@@ -67,3 +67,23 @@ def test_a_wrong_top_p_costs_only_its_step_and_the_notebooks_settings_are_restor
     exec("def sampled_choice(last_logits):\n    return sample_top_p(torch.tensor([1.0]), top_p)", ns)  # noqa: S102
     n08_sampling.temperature_values(ns["sampled_choice"])
     assert (ns["temperature"], ns["top_p"], ns["sample_top_p"]) == (0.6, 0.9, len)
+
+
+def test_a_loop_that_raises_on_one_probe_names_that_probe():
+    """A loop that takes max_gen_len 0 literally returns no ids, and the stub's torch.stack fails on that probe only:
+    the feedback names the probe and the error, and the other probes are still judged."""
+    from plumbing.grading_steps import n08_generation as n08
+
+    def generate(step, prompt_tokens, max_gen_len, choose, stop_tokens, max_seq_len):
+        tokens, chosen_from = list(prompt_tokens), []
+        for cur_pos in range(len(prompt_tokens), min(len(prompt_tokens) + max_gen_len, max_seq_len)):
+            last_logits = step(tokens[cur_pos - 1 if chosen_from else 0:cur_pos], cur_pos - 1 if chosen_from else 0)[-1]
+            tokens.append(choose(last_logits))
+            chosen_from.append(last_logits)
+            if tokens[-1] in stop_tokens:
+                break
+        return tokens[len(prompt_tokens):], torch.stack(chosen_from)
+
+    step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
+    found = step.check(n08.generate_values(generate), None)
+    assert len(found) == 1 and "max_gen_len 0" in found[0] and "generate raised RuntimeError" in found[0], found

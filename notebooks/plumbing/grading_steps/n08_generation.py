@@ -180,8 +180,12 @@ def generate_values(generate) -> dict:
 
             if probe.seed is not None:
                 torch.manual_seed(probe.seed)
-            ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS),
-                                        probe.max_seq_len)
+            try:
+                ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS),
+                                            probe.max_seq_len)
+            except Exception as e:  # reported with the probe that raised it
+                runs.append({"error": f"{type(e).__name__}: {e}", "calls": calls})
+                continue
             runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls, "given": given})
     return {"runs": runs}
 
@@ -260,6 +264,10 @@ def generate(v, ctx):
 
     problems = []
     for probe, ours in zip(PROBES, v["runs"]):
+        if "error" in ours:
+            problems.append(f"{probe.name()}: generate raised {ours['error']} (after {len(ours['calls'])} calls of the "
+                            "model)")
+            continue
         calls = []
         with torch.random.fork_rng(devices=[]):  # Llama3.generate, after torch.manual_seed(seed) when sampled
             ids = meta_generate(None, probe.prompt, temperature=probe.temperature, top_p=probe.top_p,
