@@ -162,7 +162,7 @@ def generate_values(generate) -> dict:
     import torch
 
     meta_sample_top_p()  # read Meta's module here, not inside the student's loop
-    runs = []
+    runs: list[dict] = []
     with torch.random.fork_rng(devices=[]):
         for probe in PROBES:
             calls: list[tuple[int, list[int]]] = []  # (start_pos, tokens) of each call of the model
