@@ -224,8 +224,11 @@ def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch)
     token): the seeded probes are compared with Meta's own generate, not with the grader's choice."""
     import inspect
 
+    import torch
+
     from grading_cases import n08 as cases08
     from plumbing.grading_steps import n08_generation as n08
+    from plumbing.grading_steps import n08_sampling
 
     loop = _loop_08()
     assert _problems_08(loop) == []
@@ -233,13 +236,19 @@ def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch)
         assert _problems_08(_loop_08([edit])) == [], edit
     for edit in cases08.MORE_MISTAKES:
         assert _problems_08(_loop_08([edit])), edit
-    source = inspect.getsource(n08.sampled_choice)
-    for old, new in cases08.CHOICE_MISTAKES:
+    for where, old, new in cases08.CHOICE_MISTAKES:
+        function = n08_sampling.sampled_choice if where == "sampled_choice" else \
+            plumbing.reference.meta_generation_code().sample_top_p
+        source = inspect.getsource(function)
         assert source.count(old) == 1, old
-        namespace = dict(vars(n08))
+        namespace = {**vars(n08_sampling), "torch": torch}
         exec(source.replace(old, new), namespace)  # noqa: S102
-        monkeypatch.setattr(n08, "sampled_choice", namespace["sampled_choice"])
-        assert _problems_08(loop), (old, new)
+        with monkeypatch.context() as m:
+            if where == "sampled_choice":
+                m.setattr(n08, "sampled_choice", namespace["sampled_choice"])
+            else:
+                m.setattr(n08_sampling, "meta_sample_top_p", lambda f=namespace["sample_top_p"]: f)
+            assert _problems_08(loop), (old, new)
     stops = {p.stop_token for p in n08.PROBES if p.stop_token is not None}
     assert stops == set(plumbing.LLAMA3_STOP_TOKENS) == set(n08.STOP_TOKENS)
 

@@ -27,10 +27,9 @@ A step is
                    written), by its name (the source) or another (the tripwires), or Meta's or Hugging Face's
                    code, or ``plumbing.reference``; no points, whatever its values
 
-Only the notebook's core path runs (up to the last graded step), in a fresh kernel, with ``LLAMA3_PROMPT``
-and ``LLAMA3_EXPORT_DIR`` unset: the default prompt, nothing written.
-
-Used by ``python -m plumbing grade NOTEBOOK [--json]`` and ``make grade NOTEBOOK=...``.
+Only the notebook's core path runs (up to the last graded step, without the cells the series marks
+``llama3.grading = "skip"``), in a fresh kernel, with ``LLAMA3_PROMPT`` and ``LLAMA3_EXPORT_DIR`` unset: the default
+prompt, nothing written. Used by ``python -m plumbing grade NOTEBOOK [--json]`` and ``make grade NOTEBOOK=...``.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import cast
 
 from .errors import Llama3Error
-from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, shortcuts_in, solution_region, stub
+from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub
 from .grading_compare import compare
 from .grading_kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
 
@@ -265,8 +264,9 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
         capture_dir = Path(tmp)
         run_cells = []
         before = {id(solution[s.grade_id]): s for s in steps if solution[s.grade_id] is not None}
-        for cell in nb.cells[: last + 1]:  # the core path, up to the last step's values
-            s = before.get(id(cell))
+        for cell in nb.cells[: last + 1]:  # the core path, up to the last step's values, without the cells left out
+            if (s := before.get(id(cell))) is None and left_out(series_cells.get(cell.get("id"))):
+                continue
             if s is not None:  # its inputs as earlier cells left them, and the tripwires on its solution lines
                 if s.inputs:
                     code = (f"__import__('plumbing.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), "

@@ -33,6 +33,12 @@ def solution_region(cell) -> tuple[str, int, int] | None:
     return "\n".join(lines[first - 1:last]), first - 1, last
 
 
+def left_out(series_cell) -> bool:
+    """Whether the grader leaves this cell of the series out: the series marks it ``llama3.grading = "skip"`` (a long
+    run that no step needs, such as 08's generation of 16 tokens and Meta's check of it)."""
+    return series_cell is not None and series_cell.metadata.get("llama3", {}).get("grading") == "skip"
+
+
 def learner_region(cell, series_cell=None) -> tuple[str, int, int] | None:
     """The learner's lines of a graded cell, as :func:`solution_region` gives them; in a cell without markers or
     metadata (nbgrader's own stubbing removes the markers), the lines between the series cell's lines before its

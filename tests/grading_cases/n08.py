@@ -1,10 +1,9 @@
 """Notebook 08 (generation): a learner's mistakes, a shortcut, and loops written another way.
 
 ``generate`` is the learner's own loop; it takes its choice (``choose``) and its stop set (``stop_tokens``) as
-arguments, as Meta's ``Llama3.generate`` takes ``temperature``, ``top_p`` and its tokenizer's ``stop_tokens``. The
-notebook gives ``sample_top_p`` and ``sampled_choice`` (the temperature, top-p) after the graded loop: its own
-checks test those (tests/test_mutations.py); the grader's probes test the loop with Meta's choice, greedy and
-seeded, and Meta's stop set.
+arguments, as Meta's ``Llama3.generate`` takes ``temperature``, ``top_p`` and its tokenizer's ``stop_tokens``: the
+grader's probes test the loop with Meta's choice, greedy and seeded, and Meta's stop set. ``sample_top_p`` and
+``sampled_choice`` (the temperature, then top-p) are graded by the ids they draw (tests/test_grading_sampling.py).
 """
 
 MISTAKES = {
@@ -15,6 +14,10 @@ MISTAKES = {
     "08-decode": ("forward(model, [next_token], seqlen, cache)", "forward(model, [next_token], seqlen - 1, cache)"),
     # prev_pos never advanced: every step feeds the whole sequence from position 0 again
     "08-generate": ("\n        prev_pos = cur_pos", ""),
+    # the id whose running sum crosses p dropped (the sum including it compared with p)
+    "08-top-p": ("mask = probs_sum - probs_sort > p", "mask = probs_sum > p"),
+    # the temperature multiplied: Meta divides
+    "08-temperature": ("last_logits / temperature", "last_logits * temperature"),
 }
 
 #: More mistakes of the loop, each alone (grade_id, old, new): each must fail its step. The first two give the
@@ -40,16 +43,17 @@ MORE_MISTAKES = [
     ("08-generate", "min(len(prompt_tokens) + max_gen_len, max_seq_len)", "len(prompt_tokens) + max_gen_len"),
 ]
 
-#: Mistakes of the choice itself (old, new) in :func:`plumbing.grading_steps.n08_generation.sampled_choice`, Meta's
-#: lines the grader gives the loop: the seeded probes must tell each from Meta's ``generate``.
+#: Mistakes of the choice the grader gives the loop (where, old, new): in its ``sampled_choice`` or in Meta's
+#: ``sample_top_p`` it compiles (plumbing/grading_steps/n08_sampling.py): the seeded probes must tell each from Meta's
+#: ``generate``.
 CHOICE_MISTAKES = [
-    ("last_logits / temperature", "last_logits * temperature"),  # the temperature multiplied
-    ("mask = probs_sum - probs_sort > top_p", "mask = probs_sum > top_p"),  # the token that crosses p dropped
-    ("mask = probs_sum - probs_sort > top_p",  # the token after it kept too
-     "mask = torch.cat([torch.zeros(1, dtype=torch.bool), (probs_sum - probs_sort > top_p)[:-1]])"),
-    ("probs_sort[mask] = 0.0", "pass"),  # top-p ignored: every token may be drawn
-    ("descending=True", "descending=False"),  # the least probable tokens kept
-    ("torch.multinomial(probs_sort, num_samples=1)", "probs_sort.argmax()"),  # no draw: the argmax
+    ("sampled_choice", "last_logits[None] / temperature", "last_logits[None] * temperature"),  # temperature multiplied
+    ("sample_top_p", "mask = probs_sum - probs_sort > p", "mask = probs_sum > p"),  # the token that crosses p dropped
+    ("sample_top_p", "mask = probs_sum - probs_sort > p",  # the token after it kept too
+     "mask = torch.nn.functional.pad(probs_sum - probs_sort > p, (1, 0))[..., :-1]"),
+    ("sample_top_p", "probs_sort[mask] = 0.0", "pass"),  # top-p ignored: every token may be drawn
+    ("sample_top_p", "descending=True", "descending=False"),  # the least probable tokens kept
+    ("sample_top_p", "torch.multinomial(probs_sort, num_samples=1)", "probs_sort.argmax(dim=-1, keepdim=True)"),  # argmax
 ]
 
 SHORTCUTS = [
@@ -69,4 +73,38 @@ VALID = [
     ("08-generate", "if next_token in stop_tokens:",
      "if torch.isin(torch.tensor(next_token), torch.tensor(sorted(stop_tokens, reverse=True))):"),
     ("08-generate", "next_token = choose(last_logits)", "next_token = int(choose(last_logits))"),
+]
+
+#: More mistakes of sample_top_p (old, new) in its solution lines: each must fail 08-top-p.
+TOP_P_MISTAKES = [
+    ("mask = probs_sum - probs_sort > p", "mask = probs_sum > p"),
+    # one id more kept: the mask shifted by one
+    ("mask = probs_sum - probs_sort > p",
+     "mask = torch.cat([torch.zeros(1, dtype=torch.bool), (probs_sum - probs_sort > p)[:-1]])"),
+    ("probs_sort[mask] = 0.0", "pass"),  # top-p ignored: every id may be drawn
+    ("descending=True", "descending=False"),  # the least probable ids kept
+    ("return probs_idx[next_token].item()", "return next_token.item()"),  # the position in the sorted row, not the id
+    ("torch.multinomial(probs_sort, num_samples=1)", "probs_sort.argmax()"),  # no draw: always the most probable
+]
+
+#: sample_top_p written another way (old, new): each must pass 08-top-p.
+TOP_P_VALID = [
+    ("    probs_sort.div_(probs_sort.sum(dim=-1, keepdim=True))\n", ""),  # torch.multinomial normalises by itself
+    ("torch.multinomial(probs_sort, num_samples=1)", "torch.distributions.Categorical(probs=probs_sort).sample()"),
+    ("return probs_idx[next_token].item()", "return probs_idx[next_token]"),  # a one-element tensor
+]
+
+#: More mistakes of sampled_choice (old, new): each must fail 08-temperature.
+TEMPERATURE_MISTAKES = [
+    ("last_logits / temperature", "last_logits * temperature"),
+    ("last_logits / temperature", "last_logits"),  # no temperature
+    ("torch.softmax(last_logits / temperature, dim=-1)", "torch.softmax(last_logits, dim=-1) / temperature"),
+    ("sample_top_p(probs, top_p)", "sample_top_p(probs, 0.9)"),  # top_p ignored
+]
+
+#: sampled_choice written another way (old, new): each must pass 08-temperature.
+TEMPERATURE_VALID = [
+    ("torch.softmax(last_logits / temperature, dim=-1)",
+     "torch.exp(last_logits / temperature) / torch.exp(last_logits / temperature).sum()"),
+    ("last_logits / temperature", "last_logits * (1 / temperature)"),
 ]

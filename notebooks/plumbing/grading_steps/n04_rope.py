@@ -82,9 +82,11 @@ STEPS = [
          given=lambda ctx: {"token_embeddings": ctx.meta_output("layers.0.attention_norm")}),
     Step("04-frequencies", "rope-17", "the frequencies theta_i",
          "Return the head_dim/2 frequencies theta_i = theta ** (-2i / head_dim), i = 0 .. head_dim/2 - 1:\n"
-         "a float32 tensor of shape [head_dim/2], theta_0 = 1 first.",
+         "a float32 tensor of shape [head_dim/2], theta_0 = 1 first. In Meta's order, as the check compares bits:\n"
+         "the exponents 2i / head_dim in float32, theta raised to them, then 1 divided by that.",
          "返回 head_dim/2 个频率 theta_i = theta ** (-2i / head_dim)，i = 0 .. head_dim/2 - 1：\n"
-         "形状为 [head_dim/2] 的 float32 张量，第一个是 theta_0 = 1。",
+         "形状为 [head_dim/2] 的 float32 张量，第一个是 theta_0 = 1。按 Meta 的运算顺序（检查逐位比较）：\n"
+         "先在 float32 中算出指数 2i / head_dim，再求 theta 的这些次幂，最后用 1 除以结果。",
          "{'theta': float(inputs.params.rope_theta), 'head_dim': int(inputs.params.head_dim), "
          "'model': rope_frequencies(float(inputs.params.rope_theta), int(inputs.params.head_dim)), "
          "'other': rope_frequencies(10000.0, 64)}",

@@ -29,10 +29,17 @@ around ``Transformer.forward`` with the key/value caches of ``Attention`` (llama
     ``<|end_of_text|>`` 128001, ``<|eom_id|>`` 128008, ``<|eot_id|>`` 128009) and ``torch.isin(next_token,
     stop_tokens)``: the stop token is yielded, then the loop ends. Each stop token is forced, in turn, by a probe.
 
-Only the core path up to the loop's definition runs: the two greedy and sampled runs of 16 tokens that follow
-(minutes on a CPU) are not needed by any step. So ``sample_top_p`` and ``sampled_choice``, which the notebook gives
-after the loop, are not the student's steps: the notebook's own checks (Meta's ``sample_top_p``, 1000 seeded
-draws; Meta's ``generate`` with the seed) test them.
+- top-p: the student's ``sample_top_p(probs, p)`` drawn :data:`DRAWS` times on each of :data:`TOP_P_CASES`, seeded:
+  the ids drawn must be those Meta's ``sample_top_p`` keeps (``mask = probs_sum - probs_sort > p``), each about as
+  often as its probability among them (:data:`SHARE_TOLERANCE`). The draws, not the code, are judged: another
+  correct way to draw (``torch.distributions.Categorical``, no renormalisation before ``torch.multinomial``) passes.
+- temperature: the student's ``sampled_choice(last_logits)`` on each of :data:`TEMPERATURE_CASES`, with the notebook's
+  ``temperature`` and ``top_p`` set to the case's and Meta's ``sample_top_p`` (:func:`top_p_choice`) in place of the
+  student's, so that a mistake in top-p costs that step only: the ids drawn must be those of
+  ``torch.softmax(logits[:, -1] / temperature, dim=-1)`` then ``sample_top_p(probs, top_p)``.
+
+The greedy and sampled runs of 16 tokens and Meta's checks of them (minutes on a CPU) are needed by no step: the
+series marks them (``llama3.grading = "skip"``) and the grader leaves them out.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..grading import Step, compare
+from .n08_sampling import meta_sample_top_p, sampled_choice, temperature, top_p
 
 #: The constructed model's vocabulary: Meta's, so that the stop tokens (128001, 128008, 128009) are ids of it.
 VOCAB = 128256
@@ -108,22 +116,6 @@ def toy_logits(probe: Probe, tokens, start_pos: int):
     return out
 
 
-def sampled_choice(last_logits, temperature: float, top_p: float) -> int:
-    """Meta's choice for ``temperature > 0`` (``Llama3.generate``: ``probs = torch.softmax(logits[:, -1] /
-    temperature, dim=-1)``, ``next_token = sample_top_p(probs, top_p)``), for one row; ``sample_top_p``'s lines.
-    Written out: Meta's function called from inside the student's loop would count as the step's shortcut."""
-    import torch
-
-    probs = torch.softmax(last_logits / temperature, dim=-1)
-    probs_sort, probs_idx = torch.sort(probs, dim=-1, descending=True)
-    probs_sum = torch.cumsum(probs_sort, dim=-1)
-    mask = probs_sum - probs_sort > top_p
-    probs_sort[mask] = 0.0
-    probs_sort.div_(probs_sort.sum(dim=-1, keepdim=True))
-    next_token = torch.multinomial(probs_sort, num_samples=1)
-    return int(probs_idx[next_token])
-
-
 def _caches(ns):
     return list(ns["cache"])
 
@@ -169,7 +161,8 @@ def generate_values(generate) -> dict:
     the calls of the model and what each call of ``choose`` was given. The kernel's random state is restored after."""
     import torch
 
-    runs = []
+    meta_sample_top_p()  # read Meta's module here, not inside the student's loop
+    runs: list[dict] = []
     with torch.random.fork_rng(devices=[]):
         for probe in PROBES:
             calls: list[tuple[int, list[int]]] = []  # (start_pos, tokens) of each call of the model
@@ -187,8 +180,12 @@ def generate_values(generate) -> dict:
 
             if probe.seed is not None:
                 torch.manual_seed(probe.seed)
-            ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS),
-                                        probe.max_seq_len)
+            try:
+                ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS),
+                                            probe.max_seq_len)
+            except Exception as e:  # reported with the probe that raised it
+                runs.append({"error": f"{type(e).__name__}: {e}", "calls": calls})
+                continue
             runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls, "given": given})
     return {"runs": runs}
 
@@ -267,6 +264,10 @@ def generate(v, ctx):
 
     problems = []
     for probe, ours in zip(PROBES, v["runs"]):
+        if "error" in ours:
+            problems.append(f"{probe.name()}: generate raised {ours['error']} (after {len(ours['calls'])} calls of the "
+                            "model)")
+            continue
         calls = []
         with torch.random.fork_rng(devices=[]):  # Llama3.generate, after torch.manual_seed(seed) when sampled
             ids = meta_generate(None, probe.prompt, temperature=probe.temperature, top_p=probe.top_p,
@@ -310,4 +311,20 @@ STEPS = [
          "max_seq_len 时，或生成停止词元（保留它）后停止。",
          "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
          generate),
+    Step("08-top-p", "21ec8413", "top-p sampling",
+         "The body of sample_top_p, as Meta's: sort probs from the most probable down; keep each id while the\n"
+         "probabilities before it add up to at most p (the id that crosses p is kept); draw one kept id, in proportion\n"
+         "to its probability (torch.multinomial); return its id in probs, an int.",
+         "sample_top_p 的函数体，照 Meta 的做法：把 probs 从最可能的开始排序；只要排在一个 id 前面的概率之和不超过 p，\n"
+         "就保留它（越过 p 的那个 id 也保留）；按概率从保留的 id 中抽取一个（torch.multinomial）；返回它在 probs 中的 id（int）。",
+         "__import__('plumbing.grading_steps.n08_sampling', fromlist=['top_p_values']).top_p_values(sample_top_p)",
+         top_p),
+    Step("08-temperature", "c7039b94", "temperature, then top-p",
+         "The body of sampled_choice: the probabilities of last_logits divided by temperature (softmax, [vocab_size]\n"
+         "float32), then one id drawn from them by sample_top_p with top_p, an int.",
+         "sampled_choice 的函数体：last_logits 除以 temperature 后的概率（softmax，[vocab_size] float32），\n"
+         "再用 sample_top_p 以 top_p 从中抽取一个 id（int）。",
+         "__import__('plumbing.grading_steps.n08_sampling', fromlist=['temperature_values'])"
+         ".temperature_values(sampled_choice)",
+         temperature),
 ]
