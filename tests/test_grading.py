@@ -200,21 +200,27 @@ def _loop_08(edits=()):
     return namespace["generate"]
 
 
-def _problems_08(loop) -> list[str]:
-    """08-generate's problems for ``loop``: its capture (saved and read back as the grader does) and its check."""
+def judged(grade_id: str, namespace: dict) -> list[str]:
+    """A step's problems, judged in this process: its capture evaluated on a copy of ``namespace`` (as the grader's
+    kernel does), saved and read back as the grader does, then its check."""
     import io
 
     import torch
 
-    step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
+    step = next(s for steps in STEPS.values() for s in steps if s.grade_id == grade_id)
     try:
-        values = eval(step.capture, {"generate": loop})  # noqa: S307 (the step's own capture)
+        values = eval(step.capture, dict(namespace))  # noqa: S307 (the step's own capture)
     except Exception as e:  # in the grader: the step's values could not be read, it fails
         return [f"{type(e).__name__}: {e}"]
     saved = io.BytesIO()
     torch.save(grading_kernel._detached(values), saved)
     saved.seek(0)
     return step.check(torch.load(saved, weights_only=False), None)
+
+
+def _problems_08(loop) -> list[str]:
+    """08-generate's problems for ``loop``."""
+    return judged("08-generate", {"generate": loop})
 
 
 def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch):

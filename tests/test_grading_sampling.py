@@ -4,25 +4,21 @@ the loop's feedback when it raises. Run in this process on the series' own cells
 
 from __future__ import annotations
 
-import io
-
 import pytest
 import torch
 
 import plumbing
 from grading_cases import n08 as cases08
-from plumbing import grading_kernel
 from plumbing.grading_steps import STEPS
+from test_grading import judged
 
 SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
 
 
 def problems(grade_id: str, edits=()) -> list[str]:
-    """The step's problems for the series' two cells with ``edits`` (old, new), each in the cell that holds ``old``:
-    its capture, saved and read back as the grader does, and its check."""
+    """The step's problems for the series' two cells with ``edits`` (old, new), each in the cell that holds ``old``."""
     import nbformat
 
-    step = next(s for s in STEPS["08"] if s.grade_id == grade_id)
     nb = nbformat.read(SERIES["08"], as_version=4)
     namespace: dict = {"torch": torch}
     applied = set()
@@ -35,14 +31,7 @@ def problems(grade_id: str, edits=()) -> list[str]:
                 applied.add(old)
         exec(compile(source, cell_id, "exec"), namespace)  # noqa: S102 (the series' own cells)
     assert applied == {old for old, _ in edits}, "an edit found in neither cell"
-    try:
-        values = eval(step.capture, dict(namespace))  # noqa: S307 (the step's own capture, on a copy as the grader's)
-    except Exception as e:  # in the grader: the step's values could not be read, it fails
-        return [f"{type(e).__name__}: {e}"]
-    saved = io.BytesIO()
-    torch.save(grading_kernel._detached(values), saved)
-    saved.seek(0)
-    return step.check(torch.load(saved, weights_only=False), None)
+    return judged(grade_id, namespace)
 
 
 @pytest.mark.parametrize("grade_id, valid, mistakes", [
