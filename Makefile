@@ -73,16 +73,11 @@ pdf: $(STAMP)
 ## again: tests/test_zh.py proves their code cells and outputs are the English ones.
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 ## Every test's time goes to build/test-times.xml (JUnit XML), the 40 slowest are printed.
-## TEST_WORKERS=auto runs the suite on one process per core (pytest-xdist, at most 4; conftest.py's work_unit says which
-## tests share a process); the default, 0, runs it in this process: on 2 cores the two processes compete for the cores
-## torch already uses, and the suite took 3104 s against 2343 s in one process.
-TEST_WORKERS ?= 0
 test: standin smollm2
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	$(PY) -m ruff check .
 	@start=$$(date +%s); \
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs --durations=40 --junitxml=build/test-times.xml $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
-	    --numprocesses=$(TEST_WORKERS) --maxprocesses=4 \
 	    $(NOTEBOOKS) tests/; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
@@ -95,8 +90,7 @@ test-matrix: standin smollm2
 ## test-fast: the linter, then every test that executes no notebook and is not slow (under a minute; for development)
 test-fast: standin smollm2
 	$(PY) -m ruff check .
-	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs -m "not notebook and not slow" \
-	    --numprocesses=$(TEST_WORKERS) --maxprocesses=4 tests/
+	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs -m "not notebook and not slow" tests/
 
 ## lock: maintainers: compile requirements.lock from requirements.txt with pip-tools, every package pinned
 ## (torch without the +cpu of the build installed here, so that the lock accepts PyTorch's other builds too)
