@@ -76,7 +76,6 @@ def top_p_values(sample_top_p) -> dict:
     """08-top-p's capture, in the student's kernel: the ids the student's ``sample_top_p`` draws for each case."""
     import torch
 
-    meta_sample_top_p()  # read Meta's module here, not inside a student's function
     return {"runs": _draws(sample_top_p, TOP_P_CASES, lambda c: c[2], lambda f, c: f(torch.tensor(c[0]), c[1]))}
 
 
