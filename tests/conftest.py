@@ -12,9 +12,9 @@ import pytest
 
 import build_site
 import i18n
+import inprocess
 import plumbing
 import run_notebooks
-from run_notebooks import execute_notebook
 from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, \
     unavailable
 
@@ -90,14 +90,15 @@ def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
 def run_notebook(tmp_path_factory):
     """``run_notebook("03", prompt=..., llama3_dir=...)`` -> dict of exported tensors (cached per arguments).
 
-    The notebook is executed in a fresh kernel with ``LLAMA3_EXPORT_DIR`` set to a temporary
-    folder; ``prompt=None`` means the default prompt and ``llama3_dir=None`` the stand-in.
+    The notebook runs in this process (tests/inprocess.py) with ``LLAMA3_EXPORT_DIR`` set to a temporary folder;
+    ``prompt=None`` means the default prompt and ``llama3_dir=None`` the stand-in. ``path=True`` returns the
+    export's path instead (its safetensors metadata).
     """
     from safetensors.torch import load_file
 
     cache = {}
 
-    def run(stem: str, prompt: str | None = None, llama3_dir: Path | None = None) -> dict:
+    def run(stem: str, prompt: str | None = None, llama3_dir: Path | None = None, *, path: bool = False):
         key = (stem, prompt, str(llama3_dir))
         if key not in cache:
             out = tmp_path_factory.mktemp(f"export{stem}")
@@ -107,9 +108,9 @@ def run_notebook(tmp_path_factory):
                 env["LLAMA3_PROMPT"] = prompt
             if llama3_dir is not None:
                 env["LLAMA3_DIR"] = str(llama3_dir)
-            execute_notebook(NOTEBOOKS[stem], None, env=env, progress=False)
-            cache[key] = load_file(str(out / f"{EXPORT_NAMES[stem]}.safetensors"))
-        return cache[key]
+            inprocess.run(NOTEBOOKS[stem], env)
+            cache[key] = out / f"{EXPORT_NAMES[stem]}.safetensors"
+        return cache[key] if path else load_file(str(cache[key]))
 
     return run
 

@@ -115,15 +115,11 @@ def test_tied_embeddings_with_factor_32_generate_meta_ids(run_notebook, hf_tied_
 
 
 @pytest.mark.notebook
-def test_the_export_records_its_settings(small_dir, tmp_path):
+def test_the_export_records_its_settings(run_notebook, small_dir):
     """The metadata says how each tensor was generated."""
     from safetensors import safe_open
 
-    from run_notebooks import execute_notebook
-
-    env = plumbing.clean_environ(LLAMA3_EXPORT_DIR=str(tmp_path), LLAMA3_DIR=str(small_dir))
-    execute_notebook(NOTEBOOKS["08"], None, env=env, progress=False)
-    with safe_open(str(tmp_path / "08_generation.safetensors"), "pt") as f:
+    with safe_open(str(run_notebook("08", llama3_dir=small_dir, path=True)), "pt") as f:
         meta = f.metadata()
     assert meta["max_gen_len"] == "16" and "temperature 0.6, top_p 0.9" in meta["sampled"] and "seed(1)" in meta["sampled"]
 

@@ -173,3 +173,13 @@ def test_long_prompt_on_llama32_1b_shapes_under_other_kernels(llama32_1b_dir, tm
                                  LLAMA3_EXPORT_DIR=str(tmp_path), ONEDNN_MAX_CPU_ISA=isa)
     execute_notebook(plumbing.series_notebooks()[3], None, env=env, progress=False)
     assert (tmp_path / "04_rope.safetensors").is_file()
+
+
+def test_a_run_in_this_process_exports_what_a_kernel_exports(run_notebook, small_dir, tmp_path):
+    """The tests' in-process runs (tests/inprocess.py) write the same bytes as a Jupyter kernel's run."""
+    from run_notebooks import execute_notebook
+
+    env = plumbing.clean_environ(LLAMA3_EXPORT_DIR=str(tmp_path), LLAMA3_DIR=str(small_dir))
+    execute_notebook(plumbing.series_notebooks()[6], None, env=env, progress=False)
+    kernel = (tmp_path / "07_next_token.safetensors").read_bytes()
+    assert run_notebook("07", llama3_dir=small_dir, path=True).read_bytes() == kernel
