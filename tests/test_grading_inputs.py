@@ -94,7 +94,7 @@ def test_no_answer_is_in_the_notebook_before_its_step(number, tmp_path, small_we
     story-so-far's result) equals what the step computes: a learner cannot copy an answer from a name.
     Run on the notebook with the old checks of 05-07, where ``meta`` held Meta's whole layer before the
     steps, it names ``meta["layers.0.ffn_norm"]`` for 06-ffn-norm and ``meta_forward["norm"]`` for 07-final-norm."""
-    from run_notebooks import execute_notebook
+    import inprocess
 
     nb = nbformat.read(SERIES[number], as_version=4)
     for step in STEPS[number]:
@@ -115,4 +115,4 @@ def test_no_answer_is_in_the_notebook_before_its_step(number, tmp_path, small_we
     path = tmp_path / SERIES[number].name
     nbformat.write(nb, path)
     env = {**plumbing.clean_environ(), "LLAMA3_DIR": str(small_weights), grading.CAPTURE_ENV: str(tmp_path)}
-    execute_notebook(path, None, env=env, progress=False)
+    inprocess.run(path, env)
