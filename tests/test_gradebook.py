@@ -116,6 +116,8 @@ def test_feedback_shows_messages_hints_and_tasks_for_the_steps_that_did_not_pass
     failed = part(text, "### `03-mean-square`")
     assert "failed" in failed and "mean_square: shape [1, 4096]" in failed
     assert all(f"- {hint}" in failed for hint in HINTS["03-mean-square"])
+    assert "deep dive" in " ".join(HINTS["03-mean-square"])  # the student edition has none: say where they are
+    assert "not in your notebook: they are in the series' `03_rmsnorm.ipynb` and on the course site" in failed
     blank = part(text, "### `03-inv-rms`")
     assert "not attempted" in blank and "Hints" not in blank
     assert all(line in blank for line in TASKS["03-inv-rms"].splitlines())
@@ -210,6 +212,8 @@ def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path,
     failed = part(dave, "### `03-mean-square`")
     assert "What the grader found:" in failed and "mean_square" in failed.split("What the grader found:")[1]
     assert all(f"- {hint}" in failed for hint in HINTS["03-mean-square"])
+    assert "deep dive" in " ".join(HINTS["03-mean-square"])  # the student edition has none: say where they are
+    assert "not in your notebook: they are in the series' `03_rmsnorm.ipynb` and on the course site" in failed
     assert not any(hint in dave for hint in HINTS["03-inv-rms"] + HINTS["03-gain"])
 
     if layout == "flat":  # the single notebook's report shows the hints too

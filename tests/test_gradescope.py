@@ -104,6 +104,8 @@ def test_a_failed_steps_output_has_the_graders_message_and_the_hints():
     assert text.startswith("failed\n") and "inv_rms: 17 of 17 values differ" in text and HINTS["03-inv-rms"][0] in text
     passed = Result("03-inv-rms", "1/RMS and the divided rows", "passed", 1, 1)
     assert step_output(passed) == "passed" and hints_for(failed)
+    mean = Result("03-mean-square", "float32 rows and their mean square", "failed", 0, 1, "mean_square differs")
+    assert "in the series' `03_rmsnorm.ipynb` and on the course site" in step_output(mean, series="03_rmsnorm.ipynb")
 
 
 # --------------------------------------------------------------------------- run_autograder on the bundle's own package

@@ -161,6 +161,14 @@ def hints_for(result) -> tuple[str, ...]:
     return HINTS.get(result.grade_id, ()) if result.status in HINTED else ()
 
 
+def deep_dives_elsewhere(result, series: str) -> str:
+    """Where the deep dives a step's hints name are (the student edition leaves them out), or ``""``."""
+    if not any("deep dive" in hint for hint in hints_for(result)):
+        return ""
+    return (f"The deep dives named are not in your notebook: they are in the series' `{series}` and on the course "
+            "site, and they show the step's code.")
+
+
 def feedback(student: str, graded: list[Graded]) -> str:
     """The Markdown feedback of one student on their notebooks ``graded``: steps, messages, hints, total."""
     from .grading import steps_of
@@ -185,6 +193,8 @@ def feedback(student: str, graded: list[Graded]) -> str:
                 lines += ["What the grader found:", "", "```text", *r.detail.splitlines(), "```", ""]
             if hints_for(r):
                 lines += ["Hints:", "", *[f"- {hint}" for hint in hints_for(r)], ""]
+                if deep_dives_elsewhere(r, g.report.series):
+                    lines += [deep_dives_elsewhere(r, g.report.series), ""]
             if r.status == "not attempted" and r.grade_id in tasks:
                 lines += ["What to write, in place of `raise NotImplementedError()` between `### BEGIN SOLUTION` "
                           "and `### END SOLUTION`:", "", *[f"> {line}  " for line in tasks[r.grade_id].splitlines()],

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Llama3Error
-from .gradebook import hints_for
+from .gradebook import deep_dives_elsewhere, hints_for
 
 SUBMIT = ("Submit the notebooks you worked in, as Jupyter saved them: the student edition's files (for example "
           "03_rmsnorm.ipynb), with their graded cells.")
@@ -56,14 +56,17 @@ def identify(path: Path):
     return nb, series_notebook(path, nb)
 
 
-def step_output(result, task: str = "") -> str:
-    """A test's ``output``: the step's status, the grader's message, and its hints or its task."""
+def step_output(result, task: str = "", series: str = "") -> str:
+    """A test's ``output``: the step's status, the grader's message, and its hints (``series``: the notebook's name,
+    for where their deep dives are) or its task."""
     lines = [result.status]
     if result.detail:
         lines += ["", result.detail]
     hints = hints_for(result)
     if hints:
         lines += ["", "Hints:", *[f"- {hint}" for hint in hints]]
+        if series and deep_dives_elsewhere(result, series):
+            lines.append(deep_dives_elsewhere(result, series))
     if result.status == "not attempted" and task:
         lines += ["", "What to write, in place of raise NotImplementedError() between ### BEGIN SOLUTION and "
                       "### END SOLUTION:", task]
@@ -117,7 +120,7 @@ def results(submission: str | Path, checkpoint=None) -> dict:
         summary.append(f"{name}: graded as {series.name}, {report.points}/{report.max_points} points")
         tests += [{"name": f"{r.grade_id}: {r.title}", "score": r.points, "max_score": r.max_points,
                    "status": "passed" if r.status == "passed" else "failed",
-                   "output": step_output(r, tasks.get(r.grade_id, ""))} for r in report.results]
+                   "output": step_output(r, tasks.get(r.grade_id, ""), series.name)} for r in report.results]
     if not chosen:
         summary.append(f"No notebook of the series in the submission, so nothing was graded. {SUBMIT}")
     score = sum(t["score"] for t in tests)
