@@ -24,6 +24,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         # expecting [batch, seq_len, dim] from 1-D ids
         '"The result\'s shape is the ids\' shape followed by `dim`" (deep dive "Batches")',
     ),
+    "02-one-hot": (  # toy_x read from toy_table by index
+        '"Does `toy_x` change when `toy_one_hot` does?"',
+    ),
     "03-mean-square": (
         # the mean over the tokens (axis 0)
         '"Does one token\'s result depend on its neighbours?" (section 3)',
