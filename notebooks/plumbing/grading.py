@@ -52,10 +52,8 @@ __all__ = ["BEGIN", "END", "FORBIDDEN_MODULES", "CAPTURE_ENV", "TIMEOUT", "NOT_A
            "Context", "capture", "compare", "execute", "grade", "learner_region", "series_notebook", "shortcuts_in",
            "solution_region", "steps_of", "stub"]
 
-#: The stub's exception: a step whose cell raises it was not attempted.
-NOT_ATTEMPTED = "NotImplementedError"
-#: The suffix of a step's capture of its inputs before its cell runs.
-BEFORE = ".before"
+NOT_ATTEMPTED = "NotImplementedError"  # the stub's exception: a step whose cell raises it was not attempted
+BEFORE = ".before"  # the suffix of a step's capture of its inputs before its cell runs
 
 
 @dataclass(frozen=True)
@@ -370,7 +368,8 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
     region = learner_region(cell, series_cell)
     code = region[0] if region else cell.source
     error = _error_of(cell)
-    if error and error[0] == NOT_ATTEMPTED:
+    if (error and error[0] == NOT_ATTEMPTED) or [ln.strip() for ln in code.split("\n") if ln.strip()[:1] not in ("", "#")] \
+            == [f"raise {NOT_ATTEMPTED}()"]:  # the stub, as handed out, whatever an earlier step left undefined
         return result("not attempted")
     found = shortcuts_in(code, s.shortcuts)
     tripped = capture_dir / f"{s.grade_id}.shortcut"

@@ -50,6 +50,9 @@ HINTS: dict[str, tuple[str, ...]] = {
     "04-rotate-one-head": (  # pairs j and j + head_dim/2 (Hugging Face's layout)
         '"Which numbers form a pair in Meta\'s layout?" (deep dive "Hugging Face\'s layout")',
     ),
+    "04-rotate-all-heads": (  # pairs j and j + head_dim/2 (Hugging Face's layout)
+        '"Which numbers form a pair in Meta\'s layout?" (deep dive "Hugging Face\'s layout")',
+    ),
     "05-repeat-kv": ('"Which key head does query head 5 use?" (section 4)',),  # heads tiled, not repeated in place
     "05-scores": (
         '"What is the scale in the formula?" (section 5)',  # divided by head_dim, not its square root

@@ -6,6 +6,8 @@ MISTAKES = {
     "04-freqs-cis": ("torch.arange(seqlen, dtype=torch.float32)",
                      "torch.arange(1, seqlen + 1, dtype=torch.float32)"),  # positions counted from 1
     "04-rotate-one-head": ("q_complex * freqs_cis", "q_complex * freqs_cis.conj()"),  # turned the wrong way
+    "04-rotate-all-heads": ("x.float().reshape(*x.shape[:-1], -1, 2)",  # pairs j and j + head_dim/2 (HF's layout)
+                            "x.float().reshape(*x.shape[:-1], 2, -1).transpose(-1, -2).contiguous()"),
 }
 
 SHORTCUTS = [

@@ -1,7 +1,8 @@
 """Notebook 04's graded steps: layer 0's queries and keys and their rotation, on Meta's bf16 path
 (llama_models/llama3/model.py): ``Attention.forward``'s ``self.wq(x)``, ``self.wk(x)`` (plain ``nn.Linear``
 layers: ``F.linear(x, weight)``) and their ``view`` into heads; the formula of ``precompute_freqs_cis``
-(frequencies, angles ``torch.outer(t, freqs)``, ``torch.polar``); and Meta's ``apply_rotary_emb`` on one head.
+(frequencies, angles ``torch.outer(t, freqs)``, ``torch.polar``); Meta's ``apply_rotary_emb`` on one head, then
+as the learner's function on every head (bitwise, as the notebook's check: the same operations in the same order).
 The float32 values pass within :data:`F32_RTOL` (another correct form: ``theta ** (-2i / d)`` without the
 reciprocal, ``t[:, None] * freqs``, ``torch.complex(cos, sin)`` for ``torch.polar``, the rotation written with real
 pairs); the bf16 values are compared bitwise, computed from the student's own float32 values.
@@ -71,6 +72,24 @@ def rotate_one_head(v, ctx):
             + (compare("q_head_rotated", v["q_head_rotated"], back) if back is not None else []))
 
 
+#: The learner's apply_rotary_emb run on a probe of other shapes (2 positions, 3 heads of 8 numbers), in the kernel
+PROBE = ("apply_rotary_emb(torch.linspace(-3, 3, 48).view(2, 3, 8).bfloat16(), "
+         "torch.polar(torch.ones(2, 4), torch.arange(8.0).view(2, 4)))")
+
+
+def rotate_all_heads(v, ctx):
+    import torch
+
+    M = ctx.meta  # Meta's apply_rotary_emb(xq, xk, freqs_cis), with its batch axis: [1, seqlen, heads, head_dim]
+    xq_rotated, _ = M.apply_rotary_emb(v["xq"][None], v["xq"][None], freqs_cis=v["freqs_cis"])
+    _, xk_rotated = M.apply_rotary_emb(v["xk"][None], v["xk"][None], freqs_cis=v["freqs_cis"])
+    x = torch.linspace(-3, 3, 48).view(1, 2, 3, 8).bfloat16()
+    probe, _ = M.apply_rotary_emb(x, x, freqs_cis=torch.polar(torch.ones(2, 4), torch.arange(8.0).view(2, 4)))
+    return (compare("apply_rotary_emb on 2 positions, 3 heads of 8", v["probe"], probe[0])
+            + compare("xq_rotated", v["xq_rotated"], xq_rotated[0])
+            + compare("xk_rotated", v["xk_rotated"], xk_rotated[0]))
+
+
 STEPS = [
     Step("04-projections", "rope-08", "queries and keys, split into heads",
          "xq: token_embeddings times wq transposed (Meta's nn.Linear), viewed as [seqlen, n_heads, head_dim] bf16.\n"
@@ -110,4 +129,14 @@ STEPS = [
          "{'xq': xq, 'freqs_cis': freqs_cis, 'q_head': q_head, 'q_complex': q_complex, "
          "'q_complex_rotated': q_complex_rotated, 'q_head_rotated': q_head_rotated}",
          rotate_one_head, points=2, inputs=("xq", "freqs_cis")),
+    Step("04-rotate-all-heads", "546e254e", "apply_rotary_emb: every head",
+         "The body of apply_rotary_emb: x [seqlen, heads, head_dim] (any dtype) rotated as head 0 was: in float32,\n"
+         "adjacent pairs as complex numbers, row m times freqs_cis[m] for every head, back to real pairs flattened\n"
+         "to [seqlen, heads, head_dim], then x's dtype.",
+         "apply_rotary_emb 的函数体：把 x [seqlen, heads, head_dim]（任意 dtype）像第 0 个头那样旋转：转为 float32，\n"
+         "相邻数对看作复数，每个头的第 m 行乘以 freqs_cis[m]，变回实数对并展平为 [seqlen, heads, head_dim]，\n"
+         "再转回 x 的 dtype。",
+         "{'xq': xq, 'xk': xk, 'freqs_cis': freqs_cis, 'xq_rotated': xq_rotated, 'xk_rotated': xk_rotated, "
+         "'probe': " + PROBE + "}",
+         rotate_all_heads, inputs=("xq", "xk", "freqs_cis")),
 ]
