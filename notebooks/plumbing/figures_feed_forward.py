@@ -44,14 +44,14 @@ def activations(x, curves: dict, minimum: tuple[float, float] | None = None):
 
 
 @styled
-def gate_effect(g, u, product, slices: dict):
+def gate_effect(g, u, product, slopes: dict):
     """Two panels: the gated product SiLU(g) * u as an image over (g, u), and lines of it for fixed g.
 
     Args:
         g: 1-D tensor of gate values (x axis of the image).
         u: 1-D tensor of up values (y axis of the image).
         product: [len(u), len(g)] tensor, product[i, j] = SiLU(g[j]) * u[i].
-        slices: label -> 1-D tensor over ``u``: the product for one fixed gate value.
+        slopes: fixed gate value -> SiLU of it (a float or 0-D tensor); each is drawn as the line slope * u.
 
     Returns:
         The matplotlib figure.
@@ -66,8 +66,9 @@ def gate_effect(g, u, product, slices: dict):
     fig.colorbar(image, ax=ax1, label="SiLU(gate) × up")
     ax1.set(xlabel="gate (a number of ffn_input @ w1.T)", ylabel="up (the same position of ffn_input @ w3.T)",
             title="Negative gate: a small negative factor, going to 0; positive gate: up passes, scaled")
-    for k, (label, y) in enumerate(slices.items()):
-        ax2.plot(u, y, color=OKABE_ITO[[6, 1, 3, 5, 7][k % 5]], lw=2, label=label)
+    for k, (gate, slope) in enumerate(slopes.items()):
+        slope = float(slope)
+        ax2.plot(u, slope * u, color=OKABE_ITO[[6, 1, 3, 5, 7][k % 5]], lw=2, label=f"gate = {gate:g} (slope {slope:.2f})")
     ax2.axhline(0, color="0.6", lw=0.8)
     ax2.axvline(0, color="0.6", lw=0.8)
     ax2.set(xlabel="up", ylabel="output", title="For a fixed gate, the output is up times SiLU(gate)")
