@@ -217,3 +217,22 @@ def test_translations_keep_code_maths_links_and_structure(path):
             found.append(f"cell {cell_id} ({text.strip().splitlines()[0][:50]!r}): {d}")
     assert not found, f"{path.name}: translations that lose part of the English cell " \
                       f"(fix the msgstr in locale/zh_CN/LC_MESSAGES/{path.stem}.po):\n" + "\n".join(found)
+
+
+#: How each glossary cites a section or deep dive in its last column: 04, "Queries and keys: `xq` and `xk`"; 04「…」
+CITATION = {"en": re.compile(r'"([^"]+)"'), "zh": re.compile(r"「([^」]+)」")}
+
+
+@pytest.mark.parametrize("lang, folder", [("en", ROOT / "notebooks"), ("zh", ROOT / "notebooks" / "zh")])
+def test_the_glossary_cites_headings_that_exist(lang, folder):
+    """Each name the glossary's "where" column cites starts a heading (a section or a deep dive) of that edition."""
+    headings = [re.sub(r"^#{2,3} (\d+\. )?", "", line).strip()
+                for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+                for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"
+                for line in cell.source.splitlines() if re.match(r"#{2,3} ", line)]
+    rows = [line.split("|") for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| ") and line.count("|") >= 4]
+    cited = [name for row in rows for name in CITATION[lang].findall(row[-2])]
+    assert len(cited) > 20, f"{lang}: the glossary cites {len(cited)} headings"
+    gone = [n for n in cited if not any(h.startswith(n) for h in headings)]
+    assert not gone, f"{lang}: the glossary cites headings that are gone: {gone}"
