@@ -10,6 +10,7 @@ from __future__ import annotations
 import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
+import torch
 
 from .figure_style import styled
 MAX_LABELLED = 24  # above this many tokens, the axes show positions only
@@ -40,11 +41,14 @@ def mask_figure(mask, pieces):
     """Draw a causal mask: dark where the entry is -inf (masked), white where it is 0.
 
     Args:
-        mask: [seqlen, seqlen] tensor of 0 and -inf (any float dtype).
+        mask: [seqlen, seqlen] tensor of 0 and -inf (any float dtype), or None (Meta's mask for a single
+            token: nothing masked).
         pieces: the text of each token, for the axes.
 
     Returns the ``Figure``; the notebook shows it with ``plt.show()``.
     """
+    if mask is None:
+        mask = torch.zeros(1, 1)
     seqlen = mask.shape[0]
     blocked = mask.float().isinf().float()
     fig, ax = plt.subplots(figsize=(6.6, 6.2), layout="constrained")
