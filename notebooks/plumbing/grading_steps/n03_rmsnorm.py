@@ -95,10 +95,10 @@ STEPS = [
          "{'x': token_embeddings_unnormalized, 'x_float': x_float, 'mean_square': mean_square}",
          mean_square, shortcuts=SHORTCUTS, inputs=("x",), given=lambda ctx: {"x": ctx.meta_output("tok_embeddings")}),
     Step("03-inv-rms", "rms-13", "1/RMS and the divided rows",
-         "inv_rms: 1 / sqrt(mean_square + norm_eps), with norm_eps from params.json (inputs.params).\n"
-         "normed_float: x_float times inv_rms.",
-         "inv_rms：1 / sqrt(mean_square + norm_eps)，norm_eps 取自 params.json（inputs.params）。\n"
-         "normed_float：x_float 乘以 inv_rms。",
+         "inv_rms: one number per token, 1/RMS, with epsilon added where Meta's RMSNorm adds it (norm_eps from\n"
+         "params.json: inputs.params). normed_float: each token's row of x_float scaled by its inv_rms.",
+         "inv_rms：每个词元一个数，即 1/RMS，ε 加在 Meta 的 RMSNorm 加它的地方（norm_eps 取自\n"
+         "params.json：inputs.params）。normed_float：x_float 的每个词元的行乘以它的 inv_rms。",
          "{'x_float': x_float, 'mean_square': mean_square, 'inv_rms': inv_rms, 'normed_float': normed_float}",
          inv_rms, shortcuts=SHORTCUTS, inputs=("x_float", "mean_square")),
     Step("03-gain", "rms-15", "back to bf16, then the gain",

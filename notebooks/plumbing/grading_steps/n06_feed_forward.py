@@ -82,15 +82,15 @@ STEPS = [
          f"{{'probe': silu({SILU_PROBE})}}",
          silu, shortcuts=("silu",)),
     Step("06-gate-up", "9b9bd26c", "gate and up projections",
-         "gate: ffn_input times w1 transposed; up: ffn_input times w3 transposed.\n"
-         "Both [seqlen, hidden_dim] bf16.",
-         "gate：ffn_input 乘以 w1 的转置；up：ffn_input 乘以 w3 的转置。\n"
-         "两者都是 [seqlen, hidden_dim] bf16。",
+         "gate and up: ffn_input projected to hidden_dim by w1 and by w3, as Meta's nn.Linear layers do\n"
+         "(a weight is stored as [out_features, in_features]). Both [seqlen, hidden_dim] bf16.",
+         "gate 和 up：像 Meta 的 nn.Linear 层那样，用 w1 和 w3 把 ffn_input 投影到 hidden_dim\n"
+         "（权重按 [out_features, in_features] 存储）。两者都是 [seqlen, hidden_dim] bf16。",
          "{'ffn_input': ffn_input, 'gate': gate, 'up': up}",
          gate_up, inputs=("ffn_input",)),
     Step("06-ffn-output", "388df375", "down projection: ffn_output",
-         "ffn_output: gated times w2 transposed, [seqlen, dim] bf16.",
-         "ffn_output：gated 乘以 w2 的转置，[seqlen, dim] bf16。",
+         "ffn_output: gated projected back to dim by w2, as an nn.Linear layer does, [seqlen, dim] bf16.",
+         "ffn_output：像 nn.Linear 层那样，用 w2 把 gated 投影回 dim，[seqlen, dim] bf16。",
          "{'gated': gated, 'ffn_output': ffn_output}",
          ffn_output, inputs=("gated",)),
     Step("06-layer-output", "0e8dcc6d", "the residual connection",
