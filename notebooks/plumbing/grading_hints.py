@@ -76,7 +76,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     "08-decode": ('"Which rows of `freqs_cis` does a decode step need?"',),  # the new token at the wrong position
     "08-generate": (
         '"Does Meta\'s `generate` return the stop token it reached?" (section 5)',  # the stop token dropped
-        '"Where does Meta\'s `generate` stop?" (section 5; section 8 runs the loop without a stop rule)',  # no stop rule
+        '"Where does Meta\'s `generate` stop?" (section 5; deep dive "Meta\'s stopping rules")',  # no stop rule
     ),
     "08-top-p": ('"Is the token that crosses p kept?" (section 6)',),  # top-p that drops the token whose running sum crosses p
     "08-temperature": ('"Should a low temperature sharpen or flatten?" (section 6)',),  # the temperature multiplied
