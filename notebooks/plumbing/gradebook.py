@@ -193,8 +193,8 @@ def feedback(student: str, graded: list[Graded]) -> str:
                 lines += ["What the grader found:", "", "```text", *r.detail.splitlines(), "```", ""]
             if hints_for(r):
                 lines += ["Hints:", "", *[f"- {hint}" for hint in hints_for(r)], ""]
-                if deep_dives_elsewhere(r, g.report.series):
-                    lines += [deep_dives_elsewhere(r, g.report.series), ""]
+                if where := deep_dives_elsewhere(r, g.report.series):
+                    lines += [where, ""]
             if r.status == "not attempted" and r.grade_id in tasks:
                 lines += ["What to write, in place of `raise NotImplementedError()` between `### BEGIN SOLUTION` "
                           "and `### END SOLUTION`:", "", *[f"> {line}  " for line in tasks[r.grade_id].splitlines()],

@@ -65,8 +65,8 @@ def step_output(result, task: str = "", series: str = "") -> str:
     hints = hints_for(result)
     if hints:
         lines += ["", "Hints:", *[f"- {hint}" for hint in hints]]
-        if series and deep_dives_elsewhere(result, series):
-            lines.append(deep_dives_elsewhere(result, series))
+        if series and (where := deep_dives_elsewhere(result, series)):
+            lines.append(where)
     if result.status == "not attempted" and task:
         lines += ["", "What to write, in place of raise NotImplementedError() between ### BEGIN SOLUTION and "
                       "### END SOLUTION:", task]

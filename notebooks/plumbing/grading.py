@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import cast
 
 from .errors import Llama3Error
-from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub
+from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, \
+    untouched
 from .grading_compare import compare
 from .grading_kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
 
@@ -368,8 +369,7 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
     region = learner_region(cell, series_cell)
     code = region[0] if region else cell.source
     error = _error_of(cell)
-    if (error and error[0] == NOT_ATTEMPTED) or [ln.strip() for ln in code.split("\n") if ln.strip()[:1] not in ("", "#")] \
-            == [f"raise {NOT_ATTEMPTED}()"]:  # the stub, as handed out, whatever an earlier step left undefined
+    if (error and error[0] == NOT_ATTEMPTED) or untouched(code):  # the stub as handed out, whatever else is missing
         return result("not attempted")
     found = shortcuts_in(code, s.shortcuts)
     tripped = capture_dir / f"{s.grade_id}.shortcut"

@@ -76,6 +76,11 @@ def stub(cell, task: str) -> str:
     return "\n".join(lines[:b] + [indent + BEGIN] + body + [indent + END] + lines[e:])
 
 
+def untouched(code: str) -> bool:
+    """Whether a learner's region ``code`` is still the stub of :func:`stub`: comments and ``raise NotImplementedError()``."""
+    return [line.strip() for line in code.split("\n") if line.strip()[:1] not in ("", "#")] == ["raise NotImplementedError()"]
+
+
 def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
     """The shortcuts ``code`` takes: a call of one of ``names`` (as a name or an attribute), or any use of
     Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run

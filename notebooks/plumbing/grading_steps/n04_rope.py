@@ -81,8 +81,7 @@ def rotate_all_heads(v, ctx):
     import torch
 
     M = ctx.meta  # Meta's apply_rotary_emb(xq, xk, freqs_cis), with its batch axis: [1, seqlen, heads, head_dim]
-    xq_rotated, _ = M.apply_rotary_emb(v["xq"][None], v["xq"][None], freqs_cis=v["freqs_cis"])
-    _, xk_rotated = M.apply_rotary_emb(v["xk"][None], v["xk"][None], freqs_cis=v["freqs_cis"])
+    xq_rotated, xk_rotated = M.apply_rotary_emb(v["xq"][None], v["xk"][None], freqs_cis=v["freqs_cis"])
     x = torch.linspace(-3, 3, 48).view(1, 2, 3, 8).bfloat16()
     probe, _ = M.apply_rotary_emb(x, x, freqs_cis=torch.polar(torch.ones(2, 4), torch.arange(8.0).view(2, 4)))
     return (compare("apply_rotary_emb on 2 positions, 3 heads of 8", v["probe"], probe[0])
