@@ -2,7 +2,7 @@
 
 The notebook writes the prefill, the cached decode, greedy choice, temperature and top-p sampling and the stop rule
 by hand, and exports ``08_generation.safetensors``: ``greedy`` (temperature 0) and ``sampled`` (temperature 0.6,
-top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 16], the stop token included when reached.
+top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 4], the stop token included when reached.
 
 * Meta: ``plumbing.reference.generate`` runs Meta's ``Llama3.generate`` (``llama_models/llama3/generation.py``,
   constructed around the reference ``Transformer`` with plain layers, not through ``Llama3.build``) after the same
@@ -36,7 +36,7 @@ from conftest import NOTEBOOKS
 from references import meta_state, prompt_tokens
 from test_07_next_token import hf_state, hf_tolerance
 
-MAX_GEN_LEN = 16
+MAX_GEN_LEN = 4
 STOP_TOKENS = [128001, 128008, 128009]  # Meta's Tokenizer.stop_tokens
 #: Llama 3.2 1B's and 3B's rope_scaling in their config.json (factor 32; Meta's apply_scaling hard-codes 8).
 LLAMA32_ROPE_SCALING = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -121,7 +121,7 @@ def test_the_export_records_its_settings(run_notebook, small_dir):
 
     with safe_open(str(run_notebook("08", llama3_dir=small_dir, path=True)), "pt") as f:
         meta = f.metadata()
-    assert meta["max_gen_len"] == "16" and "temperature 0.6, top_p 0.9" in meta["sampled"] and "seed(1)" in meta["sampled"]
+    assert meta["max_gen_len"] == str(MAX_GEN_LEN) and "temperature 0.6, top_p 0.9" in meta["sampled"] and "seed(1)" in meta["sampled"]
 
 
 # --------------------------------------------------------------------------- against Hugging Face

@@ -32,6 +32,7 @@ import torch
 import plumbing
 from conftest import NOTEBOOKS
 from plumbing import smollm2
+from test_08_generation import MAX_GEN_LEN
 
 pytestmark = pytest.mark.slow  # the notebook runs below are marked notebook as well
 
@@ -369,8 +370,8 @@ def smollm2_check(stem: str, export: dict, folder: Path, tokens: list[int]) -> N
         ckpt = plumbing.open_checkpoint(folder)
         for name, settings in (("greedy", {"temperature": 0}), ("sampled", {"temperature": 0.6, "top_p": 0.9, "seed": 1})):
             ids = export[name].tolist()
-            assert all(i not in (0, 2) for i in ids[:-1]) and (len(ids) == 16 or ids[-1] in (0, 2)), (name, ids)
-            assert ids == plumbing.reference.generate(ckpt, tokens, max_gen_len=16, **settings), name
+            assert all(i not in (0, 2) for i in ids[:-1]) and (len(ids) == MAX_GEN_LEN or ids[-1] in (0, 2)), (name, ids)
+            assert ids == plumbing.reference.generate(ckpt, tokens, max_gen_len=MAX_GEN_LEN, **settings), name
     else:  # a new notebook: it must at least run on SmolLM2
         assert export
 

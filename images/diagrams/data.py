@@ -241,23 +241,23 @@ NOTEBOOKS = {
                Arrow("logits", "next", "argmax")]),
     8: Notebook(
         "08 generation", GREEN, ["greedy,", "sampled"], row=3, inputs=[("tokens", 0)],
-        nodes={"cache": ([("cache_k, cache_v", "name"), ("[32, 33, 8, 128] bf16", "mono"), ("[n_layers, max_seq_len,", "sym"),
+        nodes={"cache": ([("cache_k, cache_v", "name"), ("[32, 21, 8, 128] bf16", "mono"), ("[n_layers, max_seq_len,", "sym"),
                           ("n_kv_heads, head_dim]", "sym"), ("rows 0 … 16: the prompt;", "note"),
                           ("one row more per step", "note")],
-                         _short("cache_k, cache_v", "[32, 33, 8, 128] bf16", "one row more per step")),
+                         _short("cache_k, cache_v", "[32, 21, 8, 128] bf16", "one row more per step")),
                "step_logits": (_tensor("step_logits", "[1, 128256]", "float32", "[1, vocab_size]", "one new row"),
                                _short("step_logits", "[1, 128256] float32", "one new row")),
                "chosen": ([("next token", "name"), ("[1] int64", "mono"), ("at start_pos + 1", "note")],
                           _short("next token", "[1] int64")),
-               "generated": (_tensor("greedy, sampled", "[≤ 16]", "int64", "[≤ max_gen_len]", "stop token included"),
-                             _short("greedy, sampled", "[≤ 16] int64"))},
+               "generated": (_tensor("greedy, sampled", "[≤ 4]", "int64", "[≤ max_gen_len]", "stop token included"),
+                             _short("greedy, sampled", "[≤ 4] int64"))},
         # 08 starts from 07's next token in the overview, from tokens in its you-are-here image
         labels={"prefill": ("prefill: 07's pass\nfrom start_pos 0,\nkeys and values\nkept in a cache",
                             "prefill: the\nprompt, from\nstart_pos 0", "prefill"),
                 "decode": ("one new token\nat start_pos\n17, 18, …", "one new\ntoken at\nstart_pos", "decode"),
                 "choose": ("argmax, or top-p\nsample (0.6, 0.9)\nof the last row", "argmax or\ntop-p sample",
                            "choose"),
-                "stop": ("until a stop\ntoken or 16\nnew tokens", "until a stop\ntoken or 16", "stop"),
+                "stop": ("until a stop\ntoken or 4\nnew tokens", "until a stop\ntoken or 4", "stop"),
                 "append": ("the next token, appended and fed again: one decode step more",
                            "next token appended, fed again: repeat", "append, repeat")},
         layout=[Gap("g_prefill", ["prefill"]), Col("c_cache", [("cache", 0)]), Gap("g_step", width=SMALL),
@@ -272,7 +272,7 @@ NOTEBOOKS = {
 # the overview's last lines: the model's sizes
 FOOTER = [
     "dim = 4096, n_heads = 32, n_kv_heads = 8, head_dim = 128, hidden_dim = 14336, n_layers = 32, "
-    "vocab_size = 128256;  seqlen = 17 tokens;  max_gen_len = 16, max_seq_len = 33;  m = position,  "
+    "vocab_size = 128256;  seqlen = 17 tokens;  max_gen_len = 4, max_seq_len = 21;  m = position,  "
     r"$\theta_i = 500000^{-2i/128},\ i = 0 \ldots 63$",
     "layer 0's weights (layers.0.…): attention.wq, .wo [4096, 4096];  attention.wk, .wv [1024, 4096];  "
     "feed_forward.w1, .w3 [14336, 4096];  feed_forward.w2 [4096, 14336];  the last: output.weight "

@@ -35,7 +35,7 @@ def solution_region(cell) -> tuple[str, int, int] | None:
 
 def left_out(series_cell) -> bool:
     """Whether the grader leaves this cell of the series out: the series marks it ``llama3.grading = "skip"`` (a long
-    run that no step needs, such as 08's generation of 16 tokens and Meta's check of it)."""
+    run that no step needs, such as 08's greedy and sampled runs and Meta's check of them)."""
     return series_cell is not None and series_cell.metadata.get("llama3", {}).get("grading") == "skip"
 
 

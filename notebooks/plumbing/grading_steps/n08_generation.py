@@ -38,7 +38,7 @@ around ``Transformer.forward`` with the key/value caches of ``Attention`` (llama
   student's, so that a mistake in top-p costs that step only: the ids drawn must be those of
   ``torch.softmax(logits[:, -1] / temperature, dim=-1)`` then ``sample_top_p(probs, top_p)``.
 
-The greedy and sampled runs of 16 tokens and Meta's checks of them (minutes on a CPU) are needed by no step: the
+The greedy and sampled runs on the model and Meta's checks of them (minutes on a CPU) are needed by no step: the
 series marks them (``llama3.grading = "skip"``) and the grader leaves them out.
 """
 
