@@ -34,5 +34,5 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group("site" if item.path.name in SITE_MODULES else str(item.path)))
         if item.path.suffix == ".ipynb" or "run_notebook" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.notebook)
-        if item.path.name in SLOW_MODULES:
+        if item.path.name in SLOW_MODULES or "site" in getattr(item, "fixturenames", ()):  # the site: a minute's build
             item.add_marker(pytest.mark.slow)

@@ -223,6 +223,7 @@ def _problems_08(loop) -> list[str]:
     return judged("08-generate", {"generate": loop})
 
 
+@pytest.mark.slow  # 19 loops judged, each drawing from 128256 ids about 70 times
 def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch):
     """The notebook's loop passes 08-generate's probes, and so does each valid form alone; each further mistake of
     the loop (the choice ignored or drawn twice, a stop set missing one of Meta's stop tokens, ...) fails them, and so
