@@ -15,8 +15,9 @@ ifneq ($(strip $(LLAMA3_DIR)),)
 export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
-# make test and make test-fast run on two pytest-xdist workers, each file on one (conftest.py); XDIST= runs them in one process
-XDIST ?= -n 2 --dist loadgroup
+# make test and make test-fast run on two pytest-xdist workers, each file on one (a notebook's nbval cells share one
+# kernel, in order); XDIST= runs them in one process
+XDIST ?= -n 2 --dist loadfile
 
 .PHONY: student grade classroom classroom-template gradescope slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
 

@@ -6,8 +6,6 @@ import plumbing
 
 #: Tests that take more than a few seconds without executing a notebook (see the `slow` marker).
 SLOW_MODULES = {"test_site.py", "test_site_browser.py", "test_site_browser_learner.py", "test_bench.py", "test_launch.py"}
-#: Modules that read the site built once per process (tests/conftest.py's ``site``): under pytest-xdist, one worker.
-SITE_MODULES = {"test_site.py", "test_site_browser.py", "test_site_browser_learner.py", "test_site_build.py", "test_pdf.py"}
 
 
 def pytest_configure(config):
@@ -27,11 +25,8 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark what executes a notebook `notebook`, and the slow modules `slow`, so `make test-fast` can skip them; give
-    each file (a notebook's nbval cells, a test module) one xdist group, so that `--dist loadgroup` keeps it on one
-    worker, in order, with its module fixtures; the site's modules share one group."""
+    """Mark what executes a notebook `notebook`, and the slow modules `slow`, so `make test-fast` can skip them."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group("site" if item.path.name in SITE_MODULES else str(item.path)))
         if item.path.suffix == ".ipynb" or "run_notebook" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.notebook)
         if item.path.name in SLOW_MODULES or "site" in getattr(item, "fixturenames", ()):  # the site: a minute's build
