@@ -16,8 +16,10 @@ export LLAMA3_DIR := $(abspath $(patsubst ~%,$(HOME)%,$(strip $(LLAMA3_DIR))))
 endif
 
 # make test and make test-fast run on two pytest-xdist workers, each file on one (a notebook's nbval cells share one
-# kernel, in order); XDIST= runs them in one process
+# kernel, in order); XDIST= runs them in one process. Two workers' OpenMP threads share the cores: waiting threads
+# sleep (OMP_WAIT_POLICY=PASSIVE) instead of spinning; the thread count, and so every result, stays the default.
 XDIST ?= -n 2 --dist loadfile
+TEST_ENV := env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(if $(XDIST),OMP_WAIT_POLICY=PASSIVE)
 
 .PHONY: student grade classroom classroom-template gradescope slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean
 
@@ -81,7 +83,7 @@ test: standin smollm2
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	$(PY) -m ruff check .
 	@start=$$(date +%s); \
-	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs --durations=40 --junitxml=build/test-times.xml $(XDIST) $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
+	$(TEST_ENV) $(PY) -m pytest -p no:cacheprovider -rs --durations=40 --junitxml=build/test-times.xml $(XDIST) $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
@@ -94,7 +96,7 @@ test-matrix: standin smollm2
 ## test-fast: the linter, then every test that executes no notebook and is not slow (under a minute; for development)
 test-fast: standin smollm2
 	$(PY) -m ruff check .
-	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m pytest -p no:cacheprovider -rs $(XDIST) -m "not notebook and not slow" tests/
+	$(TEST_ENV) $(PY) -m pytest -p no:cacheprovider -rs $(XDIST) -m "not notebook and not slow" tests/
 
 ## lock: maintainers: compile requirements.lock from requirements.txt with pip-tools, every package pinned
 ## (torch without the +cpu of the build installed here, so that the lock accepts PyTorch's other builds too)
