@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 import plumbing
-from diagrams import FOLDERS, LanguageError, MissingEntry, write_all  # this script's folder is on sys.path when it runs
+from diagrams import FOLDERS, LanguageError, MissingEntry, write_all  # beside this script, importable when it runs
 
 
 def series_numbers():

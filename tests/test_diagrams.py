@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import plumbing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,24 +38,30 @@ def test_redraw_reproduces_the_committed_images_in_both_languages(tmp_path):
         assert all((tmp_path / "zh" / n).read_bytes() != (tmp_path / n).read_bytes() for n in expected)  # translated
 
 
+def in_images(code: str) -> subprocess.CompletedProcess:
+    """Run `code` from images/, where the package `diagrams` is importable as make_diagrams.py imports it."""
+    return subprocess.run([sys.executable, "-c", code], cwd=IMAGES, capture_output=True, text=True, timeout=600)
+
+
 def test_a_text_without_its_translation_is_one_clear_error(tmp_path):
     """A label added to the drawing code but not to the catalogue stops the Chinese drawing, and writes nothing."""
-    sys.path.insert(0, str(IMAGES))  # the package beside images/make_diagrams.py, as that script imports it
-    try:
-        import diagrams
-        from diagrams import language
-    finally:
-        sys.path.remove(str(IMAGES))
     catalogue = tmp_path / "diagrams.po"
-    text = language.CATALOGUES["zh_CN"].read_text(encoding="utf-8")
+    text = (ROOT / "locale/zh_CN/LC_MESSAGES/diagrams.po").read_text(encoding="utf-8")
     catalogue.write_text(text.replace('msgid "attention weights"\nmsgstr "注意力权重"\n', ""), encoding="utf-8")
-    saved = dict(language.CATALOGUES)
-    language.CATALOGUES["zh_CN"] = catalogue
-    try:
-        with pytest.raises(diagrams.LanguageError, match="lacks \\['attention weights'\\]"):
-            diagrams.write_all(tmp_path / "zh", diagrams.NOTEBOOKS, "zh_CN")
-    finally:
-        language.CATALOGUES.update(saved)
+    assert catalogue.read_text(encoding="utf-8") != text  # the entry was there to remove
+    result = in_images(f"""
+from pathlib import Path
+import diagrams
+from diagrams import language
+assert language.CATALOGUES["zh_CN"].resolve() == Path({str(ROOT / "locale/zh_CN/LC_MESSAGES/diagrams.po")!r})
+language.CATALOGUES["zh_CN"] = Path({str(catalogue)!r})
+try:
+    diagrams.write_all(Path({str(tmp_path / "zh")!r}), diagrams.NOTEBOOKS, "zh_CN")
+except diagrams.LanguageError as e:
+    print(e)
+""")
+    assert result.returncode == 0, result.stderr
+    assert "lacks ['attention weights']" in result.stdout, result.stdout
     assert not (tmp_path / "zh").exists()
 
 
@@ -75,11 +79,10 @@ def test_a_notebook_without_an_entry_is_one_clear_error(tmp_path):
 def test_a_text_with_chinese_characters_is_set_upright_and_regular():
     """The Chinese font has no bold or italic face: such a text is set regular and upright as a whole, so that no
     line mixes bold Latin letters with regular Chinese ones. English texts keep bold and italic."""
-    sys.path.insert(0, str(IMAGES))
-    try:
-        from diagrams import layout
-    finally:
-        sys.path.remove(str(IMAGES))
-    assert layout.weight("▶ 05 attention", "bold") == "bold" and layout.slant("after layer 31", "italic") == "italic"
-    assert layout.weight("▶ 05 注意力", "bold") == "normal" and layout.slant("第 31 层之后", "italic") == "normal"
-    assert layout.weight("h，保留", "normal") == "normal" and layout.weight("xq_rotated", "normal") == "normal"
+    result = in_images("""
+from diagrams import layout
+assert layout.weight("▶ 05 attention", "bold") == "bold" and layout.slant("after layer 31", "italic") == "italic"
+assert layout.weight("▶ 05 注意力", "bold") == "normal" and layout.slant("第 31 层之后", "italic") == "normal"
+assert layout.weight("h，保留", "normal") == "normal" and layout.weight("xq_rotated", "normal") == "normal"
+""")
+    assert result.returncode == 0, result.stderr
