@@ -9,6 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from filelock import FileLock
 
 import build_site
 import i18n
@@ -133,15 +134,22 @@ def executed(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def site(executed, tmp_path_factory) -> Path:
-    """The site, both editions, built from the series in a temporary folder; prints its size and export time."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    start = time.perf_counter()
-    editions = built(build_site.build_editions, executed, out, home=HOME)
-    seconds = time.perf_counter() - start
-    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    print(f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
-          f"{size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
+def site(executed, tmp_path_factory, worker_id) -> Path:
+    """The site, both editions, built from the series in a temporary folder; prints its size and export time.
+    Built once per run: under pytest-xdist the first worker to need it builds it, the others wait and read it
+    (pytest-xdist's pattern for a session fixture run once, a file lock in the run's shared temporary folder)."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the run's folder, above each worker's own
+    out = shared / "site-both-editions" / "site"
+    with FileLock(shared / "site-both-editions.lock"):
+        if not (out / "index.html").is_file():
+            start = time.perf_counter()
+            editions = built(build_site.build_editions, executed, out, home=HOME)
+            seconds = time.perf_counter() - start
+            size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+            print(f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
+                  f"{size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
     return out
 
 

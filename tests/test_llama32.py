@@ -10,9 +10,10 @@ projection to the embedding table, and scale RoPE with factor 32 (their ``config
 * a Hugging Face folder converted from it: ``config.json`` with ``tie_word_embeddings`` and ``rope_scaling``
   factor 32, ``model.safetensors`` without ``lm_head.weight``, ``q_proj``/``k_proj`` rows permuted.
 
-Every notebook runs on both (its in-notebook checks against Meta's code included). The Meta-format exports equal
-Meta's reference code run with factor 32, bitwise (each notebook's test module's reference); the Hugging Face
-folder gives the same exports, bitwise; 08 generates Meta's ``Llama3.generate`` ids, greedy and sampled.
+Every notebook runs on the Meta-format folder (its in-notebook checks against Meta's code included), and its
+exports equal Meta's reference code run with factor 32, bitwise (each notebook's test module's reference); 08
+generates Meta's ``Llama3.generate`` ids, greedy and sampled. The Hugging Face folder reads as the same checkpoint,
+every tensor bitwise, and 07 and 08 give the same exports from it.
 """
 
 from __future__ import annotations
@@ -137,12 +138,30 @@ def test_meta_format_matches_meta_reference(run_notebook, llama32_dirs, model, s
     meta_check(stem, run_notebook(stem, llama3_dir=llama32_dirs[model, "meta"]), llama32_dirs[model, "meta"])
 
 
-@pytest.mark.notebook
-@pytest.mark.parametrize("stem", sorted(NOTEBOOKS))
+#: What a notebook reads of the sizes: each the same from either format.
+SIZES = ("dim", "n_layers", "n_heads", "n_kv_heads", "head_dim", "n_rep", "ffn_hidden_dim", "vocab_size", "norm_eps",
+         "rope_theta", "use_scaled_rope", "context_length", "tied_embeddings", "model_shape")
+
+
 @pytest.mark.parametrize("model", MODELS)
-def test_hugging_face_format_gives_the_same_exports(run_notebook, llama32_dirs, model, stem):
-    from_meta = run_notebook(stem, llama3_dir=llama32_dirs[model, "meta"])
-    from_hf = run_notebook(stem, llama3_dir=llama32_dirs[model, "hf"])
+def test_hugging_face_format_reads_as_the_same_checkpoint(llama32_dirs, model):
+    """The notebooks see weights only through the checkpoint: from the Hugging Face folder it gives every tensor
+    bitwise as from Meta's (wq, wk un-permuted; output.weight tied), and every size and RoPE setting alike."""
+    meta, hf = (plumbing.open_checkpoint(llama32_dirs[model, f]) for f in ("meta", "hf"))
+    assert sorted(hf.keys()) == sorted(meta.keys())
+    for name in meta.keys():
+        assert plumbing.same_bits(hf.get(name), meta.get(name)), name
+    assert [getattr(hf.params, a) for a in SIZES] == [getattr(meta.params, a) for a in SIZES]
+    assert {k: v for k, v in hf.params.rope_scaling.items() if k != "source"} == \
+        {k: v for k, v in meta.params.rope_scaling.items() if k != "source"}
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("stem", ["07", "08"])
+def test_hugging_face_format_gives_the_same_exports(run_notebook, llama32_dirs, stem):
+    """End to end, on Llama 3.2 1B's shapes: 07 (every weight) and 08 (generation) export the same from either format."""
+    from_meta = run_notebook(stem, llama3_dir=llama32_dirs["Llama-3.2-1B", "meta"])
+    from_hf = run_notebook(stem, llama3_dir=llama32_dirs["Llama-3.2-1B", "hf"])
     assert set(from_hf) == set(from_meta)
     for name in from_meta:
         assert plumbing.same_bits(from_hf[name], from_meta[name]), name
