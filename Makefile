@@ -75,8 +75,8 @@ pdf: $(STAMP)
 	$(PY) tools/build_pdf.py --src notebooks
 
 ## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/, which re-runs strict
-## nbval on a representative part of the CPU matrix (tests/test_reproducibility.py). The Chinese notebooks are not run
-## again: tests/test_zh.py proves their code cells and outputs are the English ones.
+## nbval on a representative part of the CPU matrix (tests/notebooks/test_reproducibility.py). The Chinese notebooks are not run
+## again: tests/notebooks/test_zh.py proves their code cells and outputs are the English ones.
 ## The committed outputs are for the default prompt: LLAMA3_PROMPT and LLAMA3_EXPORT_DIR are ignored here.
 ## Every test's time goes to build/test-times.xml (JUnit XML), the 40 slowest are printed.
 test: standin smollm2
@@ -91,7 +91,7 @@ test: standin smollm2
 ## x 1 and 2 threads; CONTRIBUTING.md "Tests"); 1.5 to 4 minutes per combination
 test-matrix: standin smollm2
 	env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR LLAMA3_TEST_MATRIX=full $(PY) -m pytest -p no:cacheprovider -rs -v \
-	    tests/test_reproducibility.py -k emulated_cpu
+	    tests/notebooks/test_reproducibility.py -k emulated_cpu
 
 ## test-fast: the linter, then every test that executes no notebook and is not slow (under a minute; for development)
 test-fast: standin smollm2
@@ -129,8 +129,8 @@ bench-models: standin
 	$(PY) tools/bench_models.py
 
 ## diagrams: redraw the diagrams in images/ (images/make_diagrams.py, the package images/diagrams/); the output is
-## deterministic, so an unchanged drawing leaves no diff (tests/test_diagrams.py checks the committed images); then
-## tools/attachments.py writes them into both editions of the notebooks as cell attachments (tests/test_attachments.py)
+## deterministic, so an unchanged drawing leaves no diff (tests/site/test_diagrams.py checks the committed images); then
+## tools/attachments.py writes them into both editions of the notebooks as cell attachments (tests/notebooks/test_attachments.py)
 diagrams: $(STAMP)
 	$(PY) images/make_diagrams.py
 	$(PY) tools/attachments.py

@@ -116,7 +116,7 @@ def run_notebook(tmp_path_factory):
     return run
 
 
-# --------------------------------------------------------------------------- the course site (tests/test_site*.py)
+# --------------------------------------------------------------------------- the course site (tests/site/test_site*.py)
 
 
 @pytest.fixture(scope="session")

@@ -3,9 +3,9 @@
 A Jupyter kernel costs 3 to 5 seconds a run before the first cell (starting, importing torch); the tests run the
 notebooks about a hundred times on other prompts and checkpoints. Here the cells run top to bottom in
 ``IPython.core.interactiveshell.InteractiveShell``, its namespace cleared before each run, with ``notebooks/`` as
-the working directory and the given environment, as in Jupyter; the exports are the same bytes (tests/test_reproducibility.py
+the working directory and the given environment, as in Jupyter; the exports are the same bytes (tests/notebooks/test_reproducibility.py
 compares a run each way). The committed notebooks themselves are still run in kernels, by nbval
-(tests/test_reproducibility.py, ``make test``).
+(tests/notebooks/test_reproducibility.py, ``make test``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the site tests share: the executed series, the built site (both editions), tiny series and page parsers.
 
-tests/test_site.py checks the site as files; tests/test_site_browser.py in headless Chromium. The fixtures that build
+tests/site/test_site.py checks the site as files; tests/site/test_site_browser.py in headless Chromium. The fixtures that build
 the sites are in tests/conftest.py (session-scoped: one build for both modules).
 """
 

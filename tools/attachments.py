@@ -13,7 +13,7 @@ and a notebook that is already current is not rewritten.
 The Chinese edition is written by tools/i18n.py (translated text, its figures from images/zh/, the diagrams
 drawn with Chinese labels); this tool refreshes it too, the same way, so that ``make diagrams`` leaves both
 editions current.
-tests/test_attachments.py checks both editions against images/ (:func:`problems`). The course site
+tests/notebooks/test_attachments.py checks both editions against images/ (:func:`problems`). The course site
 turns the references back into files (tools/site_stage.py, :func:`file_references`): MyST-NB does not
 show attachments.
 """

@@ -8,7 +8,7 @@ Chinese ones translated by ``i18n.notebook_text``, their figures as files), then
 (tools/pdf_stage.py): the Colab link and setup cells (ids ``colab-link``, ``colab-setup``) are left out and the
 home page gives way to a title page. Sphinx's ``singlehtml`` builder with the site's own
 configuration (tools/book/conf.py, run as tools/build_site.py runs it: every warning an error) makes one page
-of the whole series; Chromium (driven by playwright, as tests/test_site_browser.py does) loads it from disk,
+of the whole series; Chromium (driven by playwright, as tests/site/test_site_browser.py does) loads it from disk,
 waits for MathJax, opens every folded solution and deep dive, writes the table of contents and prints it
 with tools/book/print.css (A4, page numbers, code and outputs wrapped, the site's buttons hidden). The
 table of contents gets its page numbers from a first print: the page of each heading is read back from

@@ -24,7 +24,7 @@ WORKFLOW = REPO_ROOT / ".github" / "workflows" / "classroom.yml"
 
 HEAD = """\
 # GitHub Classroom's autograding of the student edition (notebooks/student/): one test per graded step, worth its
-# points. Written by tools/classroom.py from plumbing.grading_steps (`make classroom`); tests/test_grading.py
+# points. Written by tools/classroom.py from plumbing.grading_steps (`make classroom`); tests/grading/test_grading.py
 # checks that it is up to date. Each test runs `python -m plumbing grade NOTEBOOK --step GRADE_ID`: the first
 # test of a notebook runs it on the synthetic stand-in and keeps the report in build/grading/, the others read it.
 name: Autograding Tests

@@ -9,7 +9,7 @@ Colab it clones the repository, installs the package ``plumbing`` with what the 
 transformers is installed), builds the synthetic stand-in unless ``LLAMA3_DIR`` names weights (on Google Drive,
 for example), downloads SmolLM2 (the real small model of the notebooks' real-model cells) and puts the package on the
 kernel's path. The setup cell is collapsed in Jupyter and on the site. The repository's address comes from ``pyproject.toml``
-(``[project.urls] Repository``), its one place. ``tests/test_launch.py`` checks that the cells are current and runs
+(``[project.urls] Repository``), its one place. ``tests/site/test_launch.py`` checks that the cells are current and runs
 the setup cell's commands in a fresh virtual environment that already holds a newer torch.
 """
 

@@ -1,6 +1,6 @@
 """Printing with Chromium: a ``singlehtml`` page of the series to a PDF, its table of contents given page numbers.
 
-Chromium (driven by playwright, as tests/test_site_browser.py does) loads the page from disk, nothing from outside
+Chromium (driven by playwright, as tests/site/test_site_browser.py does) loads the page from disk, nothing from outside
 its folder, waits for MathJax, opens every folded solution and deep dive, writes the table of contents and prints
 it with tools/book/print.css (A4, page numbers, code and outputs wrapped, the site's buttons hidden). The table of
 contents gets its page numbers from a first print: the page of each heading is read back from the PDF's named

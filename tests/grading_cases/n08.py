@@ -3,7 +3,7 @@
 ``generate`` is the learner's own loop; it takes its choice (``choose``) and its stop set (``stop_tokens``) as
 arguments, as Meta's ``Llama3.generate`` takes ``temperature``, ``top_p`` and its tokenizer's ``stop_tokens``: the
 grader's probes test the loop with Meta's choice, greedy and seeded, and Meta's stop set. ``sample_top_p`` and
-``sampled_choice`` (the temperature, then top-p) are graded by the ids they draw (tests/test_grading_sampling.py).
+``sampled_choice`` (the temperature, then top-p) are graded by the ids they draw (tests/grading/test_grading_sampling.py).
 """
 
 MISTAKES = {

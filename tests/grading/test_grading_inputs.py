@@ -1,7 +1,7 @@
 """The grader judges each step on its own inputs: a cell that changes its input, an input slipped in before the step,
 or an answer the notebook already held under a name (Meta's recorded outputs) does not earn the step.
 
-Helpers and the series' steps come from tests/test_grading.py.
+Helpers and the series' steps come from tests/grading/test_grading.py.
 """
 
 from __future__ import annotations

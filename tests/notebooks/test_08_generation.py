@@ -13,7 +13,7 @@ top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 4], the 
   (factor 8, Meta's ``apply_scaling``), and a Hugging Face folder with tied embeddings and Llama 3.2's factor 32
   in ``config.json``.
 * Hugging Face: ``LlamaForCausalLM.generate`` (greedy, bf16, eager attention) on a Hugging Face copy of a small
-  model. Its order of operations differs (tests/test_07_next_token.py: logits within 8 bf16 units of the largest
+  model. Its order of operations differs (tests/notebooks/test_07_next_token.py: logits within 8 bf16 units of the largest
   |logit|), so the rule is: with ``d`` the largest difference of the two models' logits at a step, the ids must agree
   wherever Meta's top two logits are more than ``2 d`` apart (no rounding can swap them); elsewhere Hugging Face may
   choose any token within ``2 d`` of the top, and once the two choose differently their continuations part.

@@ -15,7 +15,7 @@ import pytest
 
 import plumbing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = ["Measurement", "Time (s)", "Peak RSS (MiB)", "Peak anon (MiB)", "Compared with", "Target"]
 NUMBER = re.compile(r"^\d+(\.\d+)?$")
 

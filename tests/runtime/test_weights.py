@@ -17,7 +17,7 @@ from plumbing import Llama3Error
 from references import hf_config
 from references import hf_permute_by_index as permute_by_index
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LAYER0 = ["tok_embeddings.weight"] + [k for k in plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS).expected_shapes()
                                       if k.startswith("layers.0.")]
 

@@ -1,7 +1,7 @@
 """The course site in a real headless Chromium: every page from disk and from a local server, search, language links,
-folded solutions, the launch menu (the site is the one tests/site_helpers.py builds; Chromium as tests/test_site.py's
+folded solutions, the launch menu (the site is the one tests/site_helpers.py builds; Chromium as tests/site/test_site.py's
 docstring says; the ``browser`` fixture is in tests/conftest.py). A learner's rough edges in the same browser:
-tests/test_site_browser_learner.py."""
+tests/site/test_site_browser_learner.py."""
 
 from __future__ import annotations
 

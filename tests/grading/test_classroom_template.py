@@ -25,7 +25,7 @@ import student
 from plumbing.grading import solution_region
 from plumbing.grading_steps import STEPS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SERIES = plumbing.series_notebooks()
 NAMES = {p.name for p in SERIES}
 ALL_STEPS = [s for p in SERIES for s in STEPS.get(p.stem[:2], [])]

@@ -11,7 +11,7 @@ import pytest
 
 import plumbing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -51,6 +51,6 @@ def test_a_new_notebook_needs_no_other_edit(copied_notebook):
                  f"notebooks/{name}"], repo)
     assert nbval.returncode == 0, nbval.stdout[-3000:]
     # ... and the hygiene test checks it.
-    hygiene = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "tests/test_hygiene.py"],
+    hygiene = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "tests/notebooks/test_hygiene.py"],
                   repo)
     assert f"[{copied_notebook.stem}]" in hygiene.stdout, hygiene.stdout[-2000:]

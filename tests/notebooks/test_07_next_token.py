@@ -179,7 +179,7 @@ def test_hugging_face_folder_gives_the_same_logits(run_notebook, small_dir, hf_s
 #: Tolerance for Hugging Face's logits, in bf16 units (2**-8) of the largest |logit|. Hugging Face's
 #: LlamaForCausalLM takes other rounding steps than Meta's code: its RoPE rounds cos, sin and each product to
 #: bf16 (queries and keys then differ from Meta's by up to about 4 bf16 units of each pair's length, see
-#: tests/test_04_rope.py), and it multiplies the scores by head_dim ** -0.5 (itself rounded) where Meta divides
+#: tests/notebooks/test_04_rope.py), and it multiplies the scores by head_dim ** -0.5 (itself rounded) where Meta divides
 #: by sqrt(head_dim). Each such difference may send a later bf16 rounding the other way, one unit of that value;
 #: three layers pass them on and the output projection adds its own rounding. Measured: under 3 units
 #: (0.051 at a largest |logit| of 5.0); allowed: 8 units. A wrong layer index, a missing mask or the embedding

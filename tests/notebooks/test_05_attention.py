@@ -127,7 +127,7 @@ def hugging_face_bounds(tokens, state, params, ref) -> dict:
     for a sum of n terms; all bounds computed in float64):
 
     1. Rotation. Hugging Face rotates in bf16 (cos, sin, both products and their sum rounded), Meta in float32
-       rounded once; ``tests/test_04_rope.py`` bounds the difference by rho = 4 * 2**-8 + 2**-12 of each pair's
+       rounded once; ``tests/notebooks/test_04_rope.py`` bounds the difference by rho = 4 * 2**-8 + 2**-12 of each pair's
        length (the unrotated pair's length r). So |dq_i| <= rho r_q and |dk_i| <= rho r_k per number.
     2. Scores. |q'.k' - q.k| <= sum_i (|dq_i||k_i| + |q_i||dk_i| + |dq_i||dk_i|) =: D. Each side rounds its
        float32 product to bf16 and rounds again after the scaling (Meta divides by sqrt(d_h), Hugging Face

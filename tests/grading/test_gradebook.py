@@ -24,7 +24,7 @@ from plumbing.grading import Report, Result
 from plumbing.grading_hints import HINTS
 from plumbing.grading_steps import STEPS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLVED = ROOT / "notebooks" / "03_rmsnorm.ipynb"
 BLANK = ROOT / "notebooks" / "student" / "03_rmsnorm.ipynb"
 TASKS = {s.grade_id: s.task for s in STEPS["03"]}

@@ -26,7 +26,7 @@ import pytest
 
 import plumbing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [str(p) for p in plumbing.series_notebooks()]
 pytestmark = pytest.mark.notebook
 

@@ -2,8 +2,8 @@
 
 No notebook runs and no Sphinx: the two editions have the same sections, every ``make`` target and repository
 path they name exists, the table of common mistakes covers every notebook of the series and every mistake of
-tests/test_mutations.py, and tools/site_stage.py stages the guide into both editions of the site with its links
-rewritten (tests/test_site.py builds the real site).
+tests/notebooks/test_mutations.py, and tools/site_stage.py stages the guide into both editions of the site with its links
+rewritten (tests/site/test_site.py builds the real site).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 import plumbing
 import site_stage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]
 GUIDES = {"en": site_stage.DOCS / EN.instructor, "zh_CN": site_stage.DOCS / ZH.instructor}
 STEMS = [p.stem for p in plumbing.series_notebooks()]
@@ -124,7 +124,7 @@ def test_every_repository_path_exists(lang):
             path = (GUIDES[lang].parent / target.split("#")[0]).resolve()
             if path.relative_to(ROOT).parts[0] not in site_stage.SITE_ONLY:  # slides, PDFs: only in the built site
                 named.add(path.relative_to(ROOT).as_posix())
-    assert {"tests/test_mutations.py", "binder/", "requirements.lock", ".github/workflows/classroom.yml"} <= named, \
+    assert {"tests/notebooks/test_mutations.py", "binder/", "requirements.lock", ".github/workflows/classroom.yml"} <= named, \
         "the paths were not found"
     missing = sorted(p for p in named - PENDING_PATHS if not exists(p))
     assert not missing, f"{GUIDES[lang].name} names paths the repository does not have: {missing}"

@@ -2,7 +2,7 @@
 opens its code; no page, and no right-hand contents, scrolling sideways at a laptop's width or a narrow one; the
 home pages' overview figure as wide as the text and linked to its full size; every link of the home pages' text
 leading to a file and element there. The site is the one tests/site_helpers.py builds, the ``browser`` fixture is
-in tests/conftest.py; tests/test_site_browser.py opens every page."""
+in tests/conftest.py; tests/site/test_site_browser.py opens every page."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def dead_links(page_file: Path, hrefs: list[str], ids: set[str]) -> list[str]:
     for href in hrefs:
         parts = urlsplit(href)
         if parts.scheme != "file":
-            continue  # out of the site (the repository): tests/test_site_build.py checks its address
+            continue  # out of the site (the repository): tests/site/test_site_build.py checks its address
         target = Path(unquote(parts.path))
         if not target.is_file():
             found.append(f"{href}: no such file")

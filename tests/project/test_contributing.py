@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "CONTRIBUTING.md"
 OLD_NAME = "NOTEBOOK" + "_GUIDE"  # the guide's former name, split so that this file does not cite it
 #: folders never searched: the environment, git's own, and what the build and the setup write
@@ -76,7 +76,7 @@ def makefile_targets() -> set[str]:
 
 def test_every_repository_path_the_guide_names_exists():
     named = named_paths(text())
-    assert {"tools/i18n.py", "tests/grading_cases/", "notebooks/plumbing/errors.py", "tests/test_hygiene.py"} <= named, \
+    assert {"tools/i18n.py", "tests/grading_cases/", "notebooks/plumbing/errors.py", "tests/notebooks/test_hygiene.py"} <= named, \
         "the paths were not found"
     missing = sorted(p for p in named if not exists(p))
     assert not missing, f"CONTRIBUTING.md names paths the repository does not have: {missing}"

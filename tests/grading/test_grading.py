@@ -24,7 +24,7 @@ from grading_cases import cases, other_cases
 from plumbing import grading, grading_kernel
 from plumbing.grading_steps import STEPS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
 GRADED = [n for n in SERIES if STEPS.get(n)]
 

@@ -32,7 +32,7 @@ import yaml
 
 import plumbing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "test.yml"
 
 

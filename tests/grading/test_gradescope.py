@@ -27,7 +27,7 @@ from plumbing.grading import Result, solution_region
 from plumbing.grading_hints import HINTS
 from plumbing.grading_steps import STEPS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = {p.name for p in plumbing.series_notebooks()}
 #: The keys Gradescope's autograder specification gives results.json and each of its tests.
 RESULT_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",

@@ -28,7 +28,7 @@ import pytest
 import plumbing
 import site_stage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: per models page (docs/models.md and its Chinese edition): the model table's column headers and how a cell spells a value
 TABLES = {

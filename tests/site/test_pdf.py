@@ -226,7 +226,7 @@ def test_what_would_be_cut_off_at_the_margin_stops_the_print(tmp_path):
 @pytest.mark.slow
 def test_every_relative_link_of_the_site_leads_to_a_file(site):
     """The PDFs are in the site whenever it is built, so links to them (the home pages') never break; nor does any
-    other link inside the site (tests/test_site.py checks what pages load, this what they link to)."""
+    other link inside the site (tests/site/test_site.py checks what pages load, this what they link to)."""
     broken, checked = [], 0
     for page in site.rglob("*.html"):
         if "_static" in page.parts:

@@ -33,7 +33,7 @@ import pytest
 import i18n
 import plumbing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = plumbing.series_notebooks()
 IDS = [p.stem for p in NOTEBOOKS]
 DEEP_DIVES = "## 深入探讨 · Deep dives"

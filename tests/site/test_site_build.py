@@ -1,7 +1,7 @@
 """The pure parts of the site's build (tools/site_stage.py, and the command line of tools/build_site.py).
 
 No Sphinx and no browser: the links of the errata pages, image paths, the staging of a tiny folder of
-notebooks, and the ``python -m sphinx`` command line. tests/test_site.py builds the real site; the last test here
+notebooks, and the ``python -m sphinx`` command line. tests/site/test_site.py builds the real site; the last test here
 reads the home pages' HTML of that site (the ``site`` fixture of tests/conftest.py, one build for every module).
 """
 
@@ -21,7 +21,7 @@ import i18n
 import plumbing
 import site_stage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16  # a non-empty file is all the staging checks
 
