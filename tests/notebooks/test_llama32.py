@@ -143,6 +143,7 @@ SIZES = ("dim", "n_layers", "n_heads", "n_kv_heads", "head_dim", "n_rep", "ffn_h
          "rope_theta", "use_scaled_rope", "context_length", "tied_embeddings", "model_shape")
 
 
+@pytest.mark.slow  # the two stand-ins of Llama 3.2's shapes: about 20 s to write
 @pytest.mark.parametrize("model", MODELS)
 def test_hugging_face_format_reads_as_the_same_checkpoint(llama32_dirs, model):
     """The notebooks see weights only through the checkpoint: from the Hugging Face folder it gives every tensor
