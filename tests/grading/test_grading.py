@@ -1,10 +1,9 @@
 """The autograder (plumbing.grading, ``make grade``) and the student edition (tools/student.py, ``make student``).
 
 For every notebook with graded steps: the series' notebook gets full marks; its student edition gets none,
-every step "not attempted"; one mistake in each step (tests/grading_cases/) loses exactly that step (the
-mistakes go into every other step at once, then into the rest: each mistaken step fails while the step after
-it, fed the mistaken values, still passes); a shortcut is flagged as such. Also: the committed student edition
-is what tools/student.py writes, and the visible checks cannot be edited into points.
+every step "not attempted". Also: the committed student edition is what tools/student.py writes, the steps'
+metadata and cases, the command line, and a notebook renamed or without markers. Each step's cases (a mistake,
+a shortcut, a correct step written another way): tests/grading/test_grading_cases.py.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import pytest
 
 import plumbing
 import student
-from grading_cases import cases, other_cases
+from grading_cases import cases
 from plumbing import grading, grading_kernel
 from plumbing.grading_steps import STEPS
 
@@ -272,45 +271,6 @@ def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_pa
     blank = grading.grade(write(student.student_notebook(nb, number, "en", SERIES[number].name), tmp_path,
                                 SERIES[number].name))
     assert blank.points == 0 and set(statuses(blank).values()) == {"not attempted"}, blank.text()
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("number", GRADED)
-def test_each_mistake_loses_exactly_its_step(number, tmp_path, small_weights):
-    mistakes, _ = cases(number)
-    ids = [s.grade_id for s in STEPS[number]]
-    for half in (ids[0::2], ids[1::2]):
-        if not half:
-            continue
-        path = write(mistaken(SERIES[number], {g: mistakes[g] for g in half}), tmp_path, SERIES[number].name)
-        report = grading.grade(path)
-        expected = {g: "failed" if g in half else "passed" for g in ids}
-        assert statuses(report) == expected, report.text()
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("number", [n for n in GRADED if cases(n)[1]])
-def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, small_weights):
-    """Each shortcut, however the function is named (an alias, getattr, a layer class), is flagged: the source
-    check sees the plain names, the tripwires the rest."""
-    _, shortcuts = cases(number)
-    for edits in rounds(shortcuts):
-        nb = edited(SERIES[number], edits)
-        # Deleting every visible check (and Meta's reference in them) changes no step's grade.
-        nb.cells = [c for c in nb.cells if "plumbing.check(" not in c.source or c.metadata.get("nbgrader")]
-        report = grading.grade(write(nb, tmp_path, SERIES[number].name))
-        flagged = {g for g, _, _ in edits}
-        assert statuses(report) == {s.grade_id: "shortcut" if s.grade_id in flagged else "passed"
-                                    for s in STEPS[number]}, (edits, report.text())
-        assert "by hand" in report.text()
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("number", [n for n in GRADED if other_cases(n)[0]])
-def test_a_correct_step_written_another_way_gets_full_marks(number, tmp_path, small_weights):
-    valid, _ = other_cases(number)
-    report = grading.grade(write(edited(SERIES[number], valid), tmp_path, SERIES[number].name))
-    assert report.points == report.max_points, report.text()
 
 
 @pytest.mark.notebook

@@ -1,4 +1,4 @@
-"""A learner's mistakes for each graded step, and shortcuts, per notebook (tests/grading/test_grading.py).
+"""A learner's mistakes for each graded step, and shortcuts, per notebook (tests/grading/test_grading_cases.py).
 
 Each module ``nNN.py`` holds
 
