@@ -82,6 +82,7 @@ pdf: $(STAMP)
 test: standin smollm2
 	@if [ -n "$$LLAMA3_PROMPT$$LLAMA3_EXPORT_DIR" ]; then echo "note: make test ignores LLAMA3_PROMPT and LLAMA3_EXPORT_DIR (the committed outputs are for the default prompt)"; fi
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	@start=$$(date +%s); \
 	$(TEST_ENV) $(PY) -m pytest -p no:cacheprovider -rs --durations=40 --junitxml=build/test-times.xml $(XDIST) $$($(PY) -m plumbing nbval-flag) --nbval-current-env \
 	    $(NOTEBOOKS) tests/; status=$$?; \
@@ -96,6 +97,7 @@ test-matrix: standin smollm2
 ## test-fast: the linter, then every test that executes no notebook and is not slow (under a minute; for development)
 test-fast: standin smollm2
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(TEST_ENV) $(PY) -m pytest -p no:cacheprovider -rs $(XDIST) -m "not notebook and not slow" tests/
 
 ## lock: maintainers: compile requirements.lock from requirements.txt with pip-tools, every package pinned
@@ -105,9 +107,11 @@ lock: $(STAMP)
 	    --output-file requirements.lock requirements.txt
 	sed -i.bak 's/^torch==\(.*\)+cpu$$/torch==\1/' requirements.lock && rm requirements.lock.bak
 
-## lint: ruff on the package, the tools, the tests and the notebooks' code cells (settings: pyproject.toml)
+## lint: ruff's linter on the package, the tools, the tests and the notebooks' code cells, and its formatter's check on
+## the Python files (settings: pyproject.toml; the same two as the pre-commit hooks, .pre-commit-config.yaml)
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 ## check-weights: validate LLAMA3_DIR (or the stand-in) and print a short report
 check-weights: standin

@@ -36,10 +36,19 @@ def series_numbers():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent,
-                        help="the folder to write into (default: images/, the committed images)")
-    parser.add_argument("--notebooks", type=int, nargs="+", metavar="N",
-                        help="the notebook numbers that must have an entry (default: those of notebooks/NN_*.ipynb)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent,
+        help="the folder to write into (default: images/, the committed images)",
+    )
+    parser.add_argument(
+        "--notebooks",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="the notebook numbers that must have an entry (default: those of notebooks/NN_*.ipynb)",
+    )
     args = parser.parse_args(argv)
     try:
         for lang, folder in FOLDERS.items():

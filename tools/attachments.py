@@ -53,7 +53,7 @@ def sources(markdown: str) -> list[str]:
 
 def attached(markdown: str) -> list[str]:
     """The attachment names that ``markdown`` shows (``attachment:NAME``), in order, each once."""
-    return list(dict.fromkeys(src[len(ATTACHMENT):] for src in sources(markdown) if src.startswith(ATTACHMENT)))
+    return list(dict.fromkeys(src[len(ATTACHMENT) :] for src in sources(markdown) if src.startswith(ATTACHMENT)))
 
 
 def replace_sources(markdown: str, change) -> str:
@@ -63,13 +63,13 @@ def replace_sources(markdown: str, change) -> str:
 
 def to_attachment(src: str) -> str:
     """``../images/NAME`` -> ``attachment:NAME``; any other address as it is."""
-    name = src[len(FILES):]
+    name = src[len(FILES) :]
     return ATTACHMENT + name if src.startswith(FILES) and name and "/" not in name else src
 
 
 def to_file(src: str, files: str = FILES) -> str:
     """``attachment:NAME`` -> ``../images/NAME`` (the inverse of :func:`to_attachment`), or below ``files``."""
-    return files + src[len(ATTACHMENT):] if src.startswith(ATTACHMENT) else src
+    return files + src[len(ATTACHMENT) :] if src.startswith(ATTACHMENT) else src
 
 
 def edition_images(lang: str | None) -> Path:
@@ -140,8 +140,7 @@ def problems(nb, images: Path = IMAGES) -> list[str]:
         if cell.cell_type != "markdown":
             out += [f"{where}: a {cell.cell_type} cell carries attachments {sorted(carried)}"] if carried else []
             continue
-        out += [f"{where}: the image {src} is a file path, not an attachment" for src in sources(cell.source)
-                if not NOT_A_FILE.match(src)]
+        out += [f"{where}: the image {src} is a file path, not an attachment" for src in sources(cell.source) if not NOT_A_FILE.match(src)]
         shown = attached(cell.source)
         for name in shown:
             try:
@@ -176,8 +175,7 @@ def file_references(nb, lang: str | None = None):
     out = copy.deepcopy(nb)
     for cell in out.cells:
         if cell.cell_type == "markdown":
-            cell.source = replace_sources(
-                cell.source, lambda src: to_file(src, edition_files(lang, src[len(ATTACHMENT):])))
+            cell.source = replace_sources(cell.source, lambda src: to_file(src, edition_files(lang, src[len(ATTACHMENT) :])))
             cell.pop("attachments", None)
     return out
 

@@ -53,8 +53,11 @@ def main(argv=None) -> int:
                 cell = f"{row.time:.0f} / {row.rss / 2**20:.0f} / {row.anon / 2**20:.0f}"
             results.setdefault(path.stem, []).append(cell)
             print(f"{model} {path.stem}: {cell}", file=sys.stderr, flush=True)
-    text = (f"Machine: {bench.machine()}. Weights: synthetic stand-ins of each model's shapes, all layers.\n\n"
-            + bench.markdown(header, [[stem, *cells] for stem, cells in results.items()]) + "\n")
+    text = (
+        f"Machine: {bench.machine()}. Weights: synthetic stand-ins of each model's shapes, all layers.\n\n"
+        + bench.markdown(header, [[stem, *cells] for stem, cells in results.items()])
+        + "\n"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(text)

@@ -73,8 +73,16 @@ def kernel(label: str, path: Path) -> Row:
 
     t0 = time.perf_counter()
     try:
-        execute_notebook(path, None, env=ENV, progress=False, timeout=3600, on_kernel_start=started,
-                         on_cell_start=lambda **_: state.update(t=time.perf_counter(), cpu=cpu()), on_cell_executed=cell_done)
+        execute_notebook(
+            path,
+            None,
+            env=ENV,
+            progress=False,
+            timeout=3600,
+            on_kernel_start=started,
+            on_cell_start=lambda **_: state.update(t=time.perf_counter(), cpu=cpu()),
+            on_cell_executed=cell_done,
+        )
     except Exception as e:  # a failing cell, a dead kernel: the row says so
         row.why = "failed: " + one_line(f"{e.ename}: {e.evalue}" if getattr(e, "ename", None) else e)
     row.time = time.perf_counter() - t0
@@ -90,8 +98,14 @@ def child(label: str, probe: str, *args) -> tuple[Row, dict]:
     The probe's last ``BENCH {json}`` line gives its own timings; ``seconds`` becomes the row's time.
     """
     row = Row(label)
-    proc = subprocess.Popen([sys.executable, PROBES / f"{probe}.py", *map(str, args)], cwd=REPO_ROOT, env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, PROBES / f"{probe}.py", *map(str, args)],
+        cwd=REPO_ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     watch = Watch(proc.pid, limit=LIMIT, reserve=RESERVE)
     out, err = proc.communicate()
     watch.stop()

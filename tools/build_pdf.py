@@ -46,8 +46,7 @@ from pdf_print import PrintUnavailable, check_cjk_font, find_chromium, print_edi
 from pdf_stage import print_files, repository, stage
 from site_stage import EDITIONS, REPO_ROOT, Edition, SiteError, write_files
 
-__all__ = ["PDF_NAMES", "PDF_FOLDER", "PrintUnavailable", "singlehtml", "site_path", "print_editions", "site_pdfs",
-           "build", "main"]
+__all__ = ["PDF_NAMES", "PDF_FOLDER", "PrintUnavailable", "singlehtml", "site_path", "print_editions", "site_pdfs", "build", "main"]
 
 #: the PDF of each edition, in ``--out`` (``build/pdf/``) and in the site's ``pdf/`` folder
 PDF_NAMES = {"en": "llama3-step-by-step.pdf", "zh_CN": "llama3-step-by-step.zh-CN.pdf"}
@@ -89,7 +88,6 @@ def singlehtml(staged: dict[Edition, dict], work: Path, verbose: bool = False) -
     return {edition: work / edition.language / "html" / "index.html" for edition in staged}
 
 
-
 def site_path(language: str) -> str:
     """Where the ``language`` edition's PDF is in the site, from the site's root: ``pdf/llama3-step-by-step.pdf``,
     ``zh/pdf/llama3-step-by-step.zh-CN.pdf`` (from the edition's own home page: ``pdf/`` and the file name)."""
@@ -128,8 +126,9 @@ def print_editions(staged: dict[Edition, dict], pdfs: dict[Edition, Path], verbo
     return written
 
 
-def site_pdfs(staged: dict[str, dict], included: dict[str, list[str]], stems: list[str], site: Path,
-              verbose: bool = False) -> dict[str, Path]:
+def site_pdfs(
+    staged: dict[str, dict], included: dict[str, list[str]], stems: list[str], site: Path, verbose: bool = False
+) -> dict[str, Path]:
     """The PDFs of the course site (tools/build_site.py): every edition of ``staged`` printed into its folder of
     the site (:func:`site_path`: ``site/pdf/llama3-step-by-step.pdf``, ``site/zh/pdf/llama3-step-by-step.zh-CN.pdf``),
     from the very files that the site was built from.
@@ -150,14 +149,19 @@ def site_pdfs(staged: dict[str, dict], included: dict[str, list[str]], stems: li
     sources = {}
     for lang, files in staged.items():
         edition = EDITIONS[lang]
-        sources[edition] = print_files(files, edition, included[lang], [s for s in stems if s not in included[lang]],
-                                       repository())
+        sources[edition] = print_files(files, edition, included[lang], [s for s in stems if s not in included[lang]], repository())
     pdfs = {edition: site / site_path(edition.language) for edition in sources}
     return {e.language: path for e, path in print_editions(sources, pdfs, verbose).items()}
 
 
-def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: list[str] | None = None,
-          languages: tuple[str, ...] = ("en", "zh_CN"), verbose: bool = False) -> dict[str, Path]:
+def build(
+    src: Path,
+    out: Path,
+    home: Path = REPO_ROOT / "notebooks",
+    stems: list[str] | None = None,
+    languages: tuple[str, ...] = ("en", "zh_CN"),
+    verbose: bool = False,
+) -> dict[str, Path]:
     """Print the series from the executed notebooks ``src/NN_*.ipynb`` into ``out/``, one PDF per edition.
 
     Args:
@@ -186,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=REPO_ROOT / "build", help="folder of executed NN_*.ipynb (default build/)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "build" / "pdf", help="folder of the PDFs (default build/pdf/)")
-    parser.add_argument("--home", type=Path, default=REPO_ROOT / "notebooks",
-                        help="folder that markdown image paths are relative to (default notebooks/)")
+    parser.add_argument(
+        "--home", type=Path, default=REPO_ROOT / "notebooks", help="folder that markdown image paths are relative to (default notebooks/)"
+    )
     parser.add_argument("--verbose", action="store_true", help="print Sphinx's progress")
     args = parser.parse_args(argv)
     start = time.perf_counter()

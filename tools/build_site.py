@@ -63,14 +63,35 @@ import build_pdf
 import i18n
 import plumbing
 import slides
-from site_stage import BOOK, DOCS, EDITIONS, REPO_ROOT, Edition, SiteError, doc_pages, errata_page, page_names, served_files, \
-    source_files, stage_files, translated, write_files
+from site_stage import (
+    BOOK,
+    DOCS,
+    EDITIONS,
+    REPO_ROOT,
+    Edition,
+    SiteError,
+    doc_pages,
+    errata_page,
+    page_names,
+    served_files,
+    source_files,
+    stage_files,
+    translated,
+    write_files,
+)
 
 __all__ = ["EDITIONS", "DOCS", "SiteError", "build", "build_editions", "doc_pages", "errata_page", "translated"]
 
 
-def sphinx_command(srcdir: Path, outdir: Path, edition: Edition, other: dict | None = None, verbose: bool = False,
-                   python: str = sys.executable, tags: tuple[str, ...] = ()) -> list[str]:
+def sphinx_command(
+    srcdir: Path,
+    outdir: Path,
+    edition: Edition,
+    other: dict | None = None,
+    verbose: bool = False,
+    python: str = sys.executable,
+    tags: tuple[str, ...] = (),
+) -> list[str]:
     """The command line that builds ``srcdir`` into ``outdir`` as HTML, with tools/book/conf.py.
 
     ``-E -a``: a fresh build of every page; ``-W --keep-going``: every warning is an error, all of them
@@ -80,8 +101,22 @@ def sphinx_command(srcdir: Path, outdir: Path, edition: Edition, other: dict | N
     settings = [("language", edition.language), *edition.settings]
     if other:
         settings.append(("llama3_other_edition", json.dumps(other, ensure_ascii=False)))
-    command = [python, "-m", "sphinx", "-b", "html", "-c", str(BOOK), "-d", str(outdir.parent / "doctrees"),
-               "-E", "-a", "-W", "--keep-going", "--no-color"]
+    command = [
+        python,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-c",
+        str(BOOK),
+        "-d",
+        str(outdir.parent / "doctrees"),
+        "-E",
+        "-a",
+        "-W",
+        "--keep-going",
+        "--no-color",
+    ]
     command += [] if verbose else ["-q"]
     for tag in tags:  # ``pdf``: the site holds the printed series, and the home pages link it (``{only} pdf``)
         command += ["-t", tag]
@@ -109,8 +144,9 @@ def finish_sphinx(process: subprocess.Popen, log: Path) -> None:
         raise SiteError(f"Sphinx warned or stopped (the site treats warnings as errors):\n{text}")
 
 
-def build_all(staged: dict[Edition, dict], work: Path, verbose: bool, others: dict[Edition, dict | None],
-              tags: tuple[str, ...] = ()) -> dict[Edition, Path]:
+def build_all(
+    staged: dict[Edition, dict], work: Path, verbose: bool, others: dict[Edition, dict | None], tags: tuple[str, ...] = ()
+) -> dict[Edition, Path]:
     """Build every staged edition at once (one ``python -m sphinx`` each, side by side), each in its own
     folder ``work/<language>/``: ``src/`` the staged files, ``html/`` the pages (then the staged files that
     the site serves as they are, :func:`site_stage.served_files`); return edition -> ``html/``.
@@ -158,8 +194,15 @@ def replace(out: Path, built: Path) -> None:
     tmp.rename(out)
 
 
-def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: list[str] | None = None,
-          language: str = "en", docs: Path | None = DOCS, verbose: bool = False) -> list[Path]:
+def build(
+    src: Path,
+    out: Path,
+    home: Path = REPO_ROOT / "notebooks",
+    stems: list[str] | None = None,
+    language: str = "en",
+    docs: Path | None = DOCS,
+    verbose: bool = False,
+) -> list[Path]:
     """Build one edition of the site from the executed notebooks ``src/NN_*.ipynb`` into ``out``, alone.
 
     Args:
@@ -183,13 +226,18 @@ def build(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: lis
 def other_edition(edition: Edition, root: Edition, other: Edition, pages: list[str]) -> dict:
     """What ``edition``'s pages need to link to ``other``'s (tools/book/editions.py's ``llama3_other_edition``)."""
     up = "" if edition is root else "../" * (edition.folder.count("/") + 1)
-    return {"label": other.label, "lang": other.lang, "root": up + (f"{other.folder}/" if other.folder else ""),
-            "pages": pages}
+    return {"label": other.label, "lang": other.lang, "root": up + (f"{other.folder}/" if other.folder else ""), "pages": pages}
 
 
-def build_editions(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", stems: list[str] | None = None,
-                   languages: tuple[str, ...] = ("en", "zh_CN"), docs: Path | None = DOCS,
-                   verbose: bool = False) -> dict[str, list[Path]]:
+def build_editions(
+    src: Path,
+    out: Path,
+    home: Path = REPO_ROOT / "notebooks",
+    stems: list[str] | None = None,
+    languages: tuple[str, ...] = ("en", "zh_CN"),
+    docs: Path | None = DOCS,
+    verbose: bool = False,
+) -> dict[str, list[Path]]:
     """Build the site, every edition of ``languages`` (the first at the root of ``out``, the others in
     their folders), from the executed notebooks ``src/NN_*.ipynb``; see :func:`build`.
 
@@ -223,8 +271,7 @@ def build_editions(src: Path, out: Path, home: Path = REPO_ROOT / "notebooks", s
         print(f"note: the site is built without its PDFs: {e}", file=sys.stderr)
         printed = False
     with tempfile.TemporaryDirectory(prefix="llama3-site-") as work:
-        built = build_all({e: staged[e.language] for e in editions}, Path(work), verbose, others,
-                          ("pdf",) if printed else ())
+        built = build_all({e: staged[e.language] for e in editions}, Path(work), verbose, others, ("pdf",) if printed else ())
         site = built[root]
         for edition in editions[1:]:
             shutil.move(built[edition], site / edition.folder)
@@ -239,8 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=REPO_ROOT / "build", help="folder of executed NN_*.ipynb (default build/)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "site", help="the site folder, replaced whole (default site/)")
-    parser.add_argument("--home", type=Path, default=REPO_ROOT / "notebooks",
-                        help="folder that markdown image paths are relative to (default notebooks/)")
+    parser.add_argument(
+        "--home", type=Path, default=REPO_ROOT / "notebooks", help="folder that markdown image paths are relative to (default notebooks/)"
+    )
     parser.add_argument("--verbose", action="store_true", help="print Sphinx's progress")
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -249,22 +297,26 @@ def main(argv: list[str] | None = None) -> int:
     except SiteError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    counts = ", ".join(f"{len(pages)} pages in {EDITIONS[lang].label}"
-                       + (f" ({EDITIONS[lang].folder}/)" if EDITIONS[lang].folder else "")
-                       for lang, pages in editions.items())
-    print(f"site written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); "
-          f"open {args.out / 'index.html'} or serve the folder")
+    counts = ", ".join(
+        f"{len(pages)} pages in {EDITIONS[lang].label}" + (f" ({EDITIONS[lang].folder}/)" if EDITIONS[lang].folder else "")
+        for lang, pages in editions.items()
+    )
+    print(f"site written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); open {args.out / 'index.html'} or serve the folder")
     for lang, pages in editions.items():
         included = {p.stem for p in pages if p.parent.name == "notebooks"}
         left = [nb for nb in plumbing.series_notebooks() if nb.stem not in included]
         older = [nb.stem for nb in left if not i18n.problems(nb, lang)]  # translated, but --src ran an older text
         if older:
-            print(f"note: left out of the {EDITIONS[lang].label} edition: {', '.join(older)}, whose copies in "
-                  f"{args.src} ran an older text than notebooks/ has (`make run` executes them again)")
+            print(
+                f"note: left out of the {EDITIONS[lang].label} edition: {', '.join(older)}, whose copies in "
+                f"{args.src} ran an older text than notebooks/ has (`make run` executes them again)"
+            )
         if len(left) > len(older):
-            print(f"note: left out of the {EDITIONS[lang].label} edition: "
-                  f"{', '.join(nb.stem for nb in left if nb.stem not in older)}, whose translation is incomplete "
-                  "(python tools/i18n.py check)")
+            print(
+                f"note: left out of the {EDITIONS[lang].label} edition: "
+                f"{', '.join(nb.stem for nb in left if nb.stem not in older)}, whose translation is incomplete "
+                "(python tools/i18n.py check)"
+            )
     return 0
 
 

@@ -81,13 +81,14 @@ def workflow() -> str:
     tests, runners = [], []
     for series in plumbing.series_notebooks():
         for s in STEPS.get(series.stem[:2], []):
-            tests.append(TEST.format(grade_id=s.grade_id, runner=runner(s.grade_id), title=s.title,
-                                     notebook=series.name, points=s.points))
+            tests.append(TEST.format(grade_id=s.grade_id, runner=runner(s.grade_id), title=s.title, notebook=series.name, points=s.points))
             runners.append(runner(s.grade_id))
     env = "".join(f'          {r.upper()}_RESULTS: "${{{{ steps.{r}.outputs.result }}}}"\n' for r in runners)
-    report = ("\n      - name: Autograding Reporter\n        if: always()\n"
-              "        uses: classroom-resources/autograding-grading-reporter@v1\n"
-              f"        env:\n{env}        with:\n          runners: {','.join(runners)}\n")
+    report = (
+        "\n      - name: Autograding Reporter\n        if: always()\n"
+        "        uses: classroom-resources/autograding-grading-reporter@v1\n"
+        f"        env:\n{env}        with:\n          runners: {','.join(runners)}\n"
+    )
     return HEAD + "".join(tests) + report
 
 
@@ -103,8 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stale else 0
     if stale:
         plumbing.paths.atomic_write(WORKFLOW, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    print(f"{WORKFLOW.relative_to(REPO_ROOT)}: {text.count('autograding-command-grader')} tests"
-          + ("" if stale else " (unchanged)"))
+    print(f"{WORKFLOW.relative_to(REPO_ROOT)}: {text.count('autograding-command-grader')} tests" + ("" if stale else " (unchanged)"))
     return 0
 
 

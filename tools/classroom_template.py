@@ -209,8 +209,7 @@ def write_template(folder: Path) -> None:
             shutil.copy2(src, dest)
     write_notebooks(folder)
     (folder / ".github" / "workflows").mkdir(parents=True)
-    texts = {".github/workflows/classroom.yml": workflow(), "README.md": readme(), "Makefile": MAKEFILE,
-             ".gitignore": GITIGNORE}
+    texts = {".github/workflows/classroom.yml": workflow(), "README.md": readme(), "Makefile": MAKEFILE, ".gitignore": GITIGNORE}
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
 
@@ -223,8 +222,10 @@ def classroom_template(out: Path) -> None:
         student.StudentError: see tools/student.py.
     """
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise TemplateError(f"{plumbing.display_path(out)} exists and is not an empty folder: give a new folder, "
-                            "e.g. make classroom-template OUT=../llama3-assignment")
+        raise TemplateError(
+            f"{plumbing.display_path(out)} exists and is not an empty folder: give a new folder, "
+            "e.g. make classroom-template OUT=../llama3-assignment"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
     tmp.chmod(0o755)  # mkdtemp's folder is private
@@ -247,8 +248,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     files = sum(1 for p in args.out.rglob("*") if p.is_file())
-    print(f"{plumbing.display_path(args.out)}: a repository of {files} files for GitHub Classroom "
-          "(its README.md says what learners do; docs/instructor.md, section 5, what to protect)")
+    print(
+        f"{plumbing.display_path(args.out)}: a repository of {files} files for GitHub Classroom "
+        "(its README.md says what learners do; docs/instructor.md, section 5, what to protect)"
+    )
     return 0
 
 

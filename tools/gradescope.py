@@ -149,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     except (BundleError, student.StudentError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"{plumbing.display_path(path)}: Gradescope's autograder bundle, {count} files, "
-          f"{path.stat().st_size / 2**20:.1f} MiB (docs/instructor.md, section 5, says how to set it up)")
+    print(
+        f"{plumbing.display_path(path)}: Gradescope's autograder bundle, {count} files, "
+        f"{path.stat().st_size / 2**20:.1f} MiB (docs/instructor.md, section 5, says how to set it up)"
+    )
     return 0
 
 

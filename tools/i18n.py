@@ -69,12 +69,12 @@ def previous_ids(path: Path) -> dict[str, str]:
     out, pending = {}, None
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#| msgid "):
-            pending = [line[len("#| msgid "):]]
+            pending = [line[len("#| msgid ") :]]
         elif line.startswith('#| "') and pending is not None:
             pending.append(line[3:])
         elif line.startswith("msgctxt ") and pending is not None:
             quoted = QUOTED.findall(" ".join(pending))  # Babel writes them on one line or several
-            out[denormalize(line[len("msgctxt "):])] = denormalize("\n".join(quoted))
+            out[denormalize(line[len("msgctxt ") :])] = denormalize("\n".join(quoted))
             pending = None
         elif not line.startswith("#"):
             pending = None
@@ -90,10 +90,18 @@ def write_catalogue(catalogue: Catalog, path: Path) -> None:
 
 def catalogue_like(old: Catalog, lang: str) -> Catalog:
     """An empty catalogue with ``old``'s header dates, so re-extracting unchanged notebooks changes nothing."""
-    return Catalog(locale=lang, project="Llama 3, step by step", version="1", fuzzy=False,
-                   copyright_holder="the Llama 3, step by step authors (CC BY 4.0)", msgid_bugs_address="",
-                   last_translator="", language_team="", creation_date=old.creation_date,
-                   revision_date=old.revision_date)
+    return Catalog(
+        locale=lang,
+        project="Llama 3, step by step",
+        version="1",
+        fuzzy=False,
+        copyright_holder="the Llama 3, step by step authors (CC BY 4.0)",
+        msgid_bugs_address="",
+        last_translator="",
+        language_team="",
+        creation_date=old.creation_date,
+        revision_date=old.revision_date,
+    )
 
 
 def extract(notebook: Path, lang: str = "zh_CN") -> Catalog:
@@ -176,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default="zh_CN", choices=sorted(EDITIONS))
     parser.add_argument("notebooks", nargs="*", help="names or numbers of notebooks (default: the whole series)")
     args = parser.parse_args(argv)
-    notebooks = [nb for nb in plumbing.series_notebooks()
-                 if not args.notebooks or any(nb.name.startswith(k) or nb.stem == k for k in args.notebooks)]
+    notebooks = [
+        nb for nb in plumbing.series_notebooks() if not args.notebooks or any(nb.name.startswith(k) or nb.stem == k for k in args.notebooks)
+    ]
     if args.command == "extract":
         for nb in notebooks:
             write_catalogue(extract(nb, args.lang), catalogue_path(nb, args.lang))

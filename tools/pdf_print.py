@@ -20,8 +20,16 @@ from plumbing.paths import atomic_write
 from pdf_stage import WORDS
 from site_stage import BOOK, Edition, SiteError
 
-__all__ = ["PrintUnavailable", "find_chromium", "check_cjk_font", "page_script", "destination_pages", "load_page",
-           "print_page", "print_edition"]
+__all__ = [
+    "PrintUnavailable",
+    "find_chromium",
+    "check_cjk_font",
+    "page_script",
+    "destination_pages",
+    "load_page",
+    "print_page",
+    "print_edition",
+]
 
 
 class PrintUnavailable(SiteError):
@@ -33,8 +41,16 @@ PRINT_CSS = BOOK / "print.css"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: where macOS keeps them, when none is on PATH
 CHROMIUM_APPS = ("/Applications/Google Chrome.app/Contents/MacOS/Google Chrome", "/Applications/Chromium.app/Contents/MacOS/Chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 #: how long MathJax may take to typeset the whole series on one page (about 5 s on 2 cores)
 MATHJAX_TIMEOUT_MS = 180_000
 #: the width of the printed text, in CSS pixels (96 per inch): A4's 210 mm less tools/book/print.css's margins of 15 mm
@@ -60,11 +76,16 @@ def find_chromium() -> str:
     Raises:
         PrintUnavailable: none is found.
     """
-    exe = (os.environ.get("LLAMA3_CHROMIUM") or next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
-           or next((app for app in CHROMIUM_APPS if Path(app).is_file()), None))
+    exe = (
+        os.environ.get("LLAMA3_CHROMIUM")
+        or next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+        or next((app for app in CHROMIUM_APPS if Path(app).is_file()), None)
+    )
     if not exe:
-        raise PrintUnavailable(f"printing the PDFs needs a Chromium (looked for {', '.join(CHROMIUM_NAMES)} on PATH, "
-                               "and LLAMA3_CHROMIUM=path): on Debian or Ubuntu, apt install chromium fonts-wqy-microhei")
+        raise PrintUnavailable(
+            f"printing the PDFs needs a Chromium (looked for {', '.join(CHROMIUM_NAMES)} on PATH, "
+            "and LLAMA3_CHROMIUM=path): on Debian or Ubuntu, apt install chromium fonts-wqy-microhei"
+        )
     return exe
 
 
@@ -78,9 +99,10 @@ def check_cjk_font(languages) -> None:
         return
     found = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout.strip()
     if not found:
-        raise PrintUnavailable("the Chinese PDF needs a Chinese font and fontconfig finds none (fc-list :lang=zh is "
-                               "empty): on Debian or Ubuntu, apt install fonts-wqy-microhei")
-
+        raise PrintUnavailable(
+            "the Chinese PDF needs a Chinese font and fontconfig finds none (fc-list :lang=zh is "
+            "empty): on Debian or Ubuntu, apt install fonts-wqy-microhei"
+        )
 
 
 def destination_pages(pdf: bytes) -> tuple[int, dict[str, int]]:
@@ -129,8 +151,10 @@ def load_page(context, page_html: Path, edition: Edition, outside: list[str], pa
     cut = page.evaluate(page_script("cut_off"), OVERFLOW_TOLERANCE_PX)
     if cut:
         listed = "; ".join(f"<{tag}> {px} px: {text!r}" for tag, px, text in cut[:5])
-        raise SiteError(f"{edition.label} PDF: {len(cut)} elements reach past the right margin and would be cut off "
-                        f"(tools/book/print.css wraps code and outputs; shorten or wrap the rest): {listed}")
+        raise SiteError(
+            f"{edition.label} PDF: {len(cut)} elements reach past the right margin and would be cut off "
+            f"(tools/book/print.css wraps code and outputs; shorten or wrap the rest): {listed}"
+        )
     return page
 
 
@@ -159,8 +183,7 @@ def print_page(browser, page_html: Path, edition: Edition, pdf: Path) -> int:
             r.abort()
 
     context.route("**/*", route)
-    options = dict(format="A4", print_background=True, prefer_css_page_size=True, outline=True, tagged=True,
-                   display_header_footer=False)
+    options = dict(format="A4", print_background=True, prefer_css_page_size=True, outline=True, tagged=True, display_header_footer=False)
     try:
         pages = None
         for _ in range(4):
@@ -200,4 +223,3 @@ def print_edition(exe: str, page_html: Path, edition: Edition, pdf: Path) -> int
             return print_page(browser, page_html, edition, pdf)
         finally:
             browser.close()
-

@@ -18,8 +18,7 @@ import nbformat
 
 from site_stage import EDITIONS, REPO_ROOT, Edition, source_files, stage_files, translated
 
-__all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title_page", "print_files", "stage",
-           "repository"]
+__all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title_page", "print_files", "stage", "repository"]
 
 #: cells that belong to Colab and not to paper (tools/colab.py writes them into every notebook)
 LEFT_OUT_CELLS = ("colab-link", "colab-setup")
@@ -28,17 +27,16 @@ LEFT_OUT_CELLS = ("colab-link", "colab-setup")
 WORDS = {
     "en": {
         "title": "Llama 3, step by step",
-        "subtitle": "Meta-Llama-3-8B rebuilt one operation at a time, from text to the next token and on to "
-                    "generated text",
+        "subtitle": "Meta-Llama-3-8B rebuilt one operation at a time, from text to the next token and on to generated text",
         "about": "The {n} notebooks of the series with the outputs of their run, the solutions of the exercises "
-                 "and the deep dives. Every notebook can be run from the repository:",
+        "and the deep dives. Every notebook can be run from the repository:",
         "weights": "Outputs from",
         "standin": "the synthetic stand-in: random weights with {model}'s tensor names, shapes and dtype, not Meta's "
-                   "weights (shapes, dtypes and every check are the real model's; the values are not)",
+        "weights (shapes, dtypes and every check are the real model's; the values are not)",
         "left_out": "Not yet in this edition (see the English one): {names}.",
         "licence": "Text and figures: CC BY 4.0; code: Apache-2.0; the Llama 3, step by step authors. Meta's "
-                   "Llama 3 weights and tokenizer.model are under the Llama 3 Community License and are not part "
-                   "of this document.",
+        "Llama 3 weights and tokenizer.model are under the Llama 3 Community License and are not part "
+        "of this document.",
         "contents": "Contents",
         "solution": "Solution",
         "deep_dives": "Deep dives (optional)",
@@ -50,10 +48,10 @@ WORDS = {
         "about": "本系列的 {n} 个笔记本，附运行输出、练习解答和深入探讨。每个笔记本都可以在代码仓库中运行：",
         "weights": "输出来自",
         "standin": "合成替身权重（synthetic stand-in）：随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重"
-                   "（形状、数据类型和每一项检查都与真实模型相同，数值不同）",
+        "（形状、数据类型和每一项检查都与真实模型相同，数值不同）",
         "left_out": "尚未收入中文版（请先阅读英文版）：{names}。",
         "licence": "文字和图片采用 CC BY 4.0，代码采用 Apache-2.0；Llama 3, step by step 的作者。Meta 的 Llama 3 "
-                   "权重和 tokenizer.model 受 Llama 3 社区许可协议约束，不包含在本文档中。",
+        "权重和 tokenizer.model 受 Llama 3 社区许可协议约束，不包含在本文档中。",
         "contents": "目录",
         "solution": "解答",
         "deep_dives": "深入探讨（选读）",
@@ -98,24 +96,38 @@ def title_page(edition: Edition, runs: list[dict], left_out: list[str], reposito
             text = run.get("weights_description") or run.get("weights") or ""
         if text and text not in described:
             described.append(text)
-    lines = [f'<div id="llama3-title-page" class="llama3-title-page" lang="{edition.lang}">',
-             f'<p class="llama3-title">{html.escape(words["title"])}</p>',
-             f'<p class="llama3-subtitle">{html.escape(words["subtitle"])}</p>',
-             f'<p>{html.escape(words["about"].format(n=len(runs)))} <a href="{html.escape(repository)}">'
-             f"{html.escape(repository)}</a></p>"]
+    lines = [
+        f'<div id="llama3-title-page" class="llama3-title-page" lang="{edition.lang}">',
+        f'<p class="llama3-title">{html.escape(words["title"])}</p>',
+        f'<p class="llama3-subtitle">{html.escape(words["subtitle"])}</p>',
+        f'<p>{html.escape(words["about"].format(n=len(runs)))} <a href="{html.escape(repository)}">{html.escape(repository)}</a></p>',
+    ]
     if described:
-        lines.append(f'<p class="llama3-weights">{html.escape(words["weights"] + words["colon"])}'
-                     f"{html.escape('; '.join(described))}{'。' if edition.language == 'zh_CN' else '.'}</p>")
+        lines.append(
+            f'<p class="llama3-weights">{html.escape(words["weights"] + words["colon"])}'
+            f"{html.escape('; '.join(described))}{'。' if edition.language == 'zh_CN' else '.'}</p>"
+        )
     if left_out:
         lines.append(f"<p>{html.escape(words['left_out'].format(names=', '.join(left_out)))}</p>")
-    lines += [f'<p class="llama3-licence">{html.escape(words["licence"])}</p>', "</div>", "",
-              f'<nav id="llama3-print-toc" class="llama3-print-toc" data-title="{html.escape(words["contents"])}"></nav>',
-              "", "```{toctree}", ":hidden:", "", *[f"notebooks/{run['stem']}" for run in runs], "```", ""]
+    lines += [
+        f'<p class="llama3-licence">{html.escape(words["licence"])}</p>',
+        "</div>",
+        "",
+        f'<nav id="llama3-print-toc" class="llama3-print-toc" data-title="{html.escape(words["contents"])}"></nav>',
+        "",
+        "```{toctree}",
+        ":hidden:",
+        "",
+        *[f"notebooks/{run['stem']}" for run in runs],
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def print_files(files: dict[str, Path | str], edition: Edition, stems: list[str], left_out: list[str] = (),
-                repository: str = "") -> dict[str, Path | str]:
+def print_files(
+    files: dict[str, Path | str], edition: Edition, stems: list[str], left_out: list[str] = (), repository: str = ""
+) -> dict[str, Path | str]:
     """Sphinx's source folder for the print, from :func:`site_stage.stage_files`'s map of the same edition:
     its source files (not those that the site serves as they are, nor the pages of docs/), the notebooks
     changed by :func:`print_notebook`, and ``index.md`` replaced by :func:`title_page`. Reads the notebooks

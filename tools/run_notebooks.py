@@ -42,9 +42,17 @@ def local_kernel_config():
         yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
-def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = None,
-                     progress: bool = True, timeout: int = 600, *, on_kernel_start: Callable[[int], object] | None = None,
-                     on_cell_start: Callable[..., object] | None = None, on_cell_executed: Callable[..., object] | None = None):
+def execute_notebook(
+    src: Path,
+    dest: Path | None = None,
+    env: dict | None = None,
+    progress: bool = True,
+    timeout: int = 600,
+    *,
+    on_kernel_start: Callable[[int], object] | None = None,
+    on_cell_start: Callable[..., object] | None = None,
+    on_cell_executed: Callable[..., object] | None = None,
+):
     """Run notebook ``src`` top to bottom and write the executed copy to ``dest`` (if given).
 
     Args:
@@ -79,9 +87,15 @@ def execute_notebook(src: Path, dest: Path | None = None, env: dict | None = Non
 
     with local_kernel_config() as config:
         client = NotebookClient(
-            nb, config=config, timeout=timeout, kernel_name="python3", record_timing=False,
-            resources={"metadata": {"path": str(NOTEBOOK_DIR)}}, on_cell_executed=cell_executed,
-            on_notebook_start=notebook_start, on_cell_start=on_cell_start,
+            nb,
+            config=config,
+            timeout=timeout,
+            kernel_name="python3",
+            record_timing=False,
+            resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+            on_cell_executed=cell_executed,
+            on_notebook_start=notebook_start,
+            on_cell_start=on_cell_start,
         )
         try:
             client.execute(env=dict(os.environ if env is None else env))
@@ -108,10 +122,12 @@ def run_metadata(env: dict | None = None) -> dict:
     """
     env = dict(os.environ if env is None else env)
     source = plumbing.find_weights(env.get("LLAMA3_DIR") or None)
-    run = {"weights": "standin" if source.standin else source.format,
-           "weights_description": source.description,
-           # JSON is UTF-8: a prompt with undecodable bytes (lone surrogates) is stored with escapes.
-           "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT).encode("utf-8", "backslashreplace").decode("utf-8")}
+    run = {
+        "weights": "standin" if source.standin else source.format,
+        "weights_description": source.description,
+        # JSON is UTF-8: a prompt with undecodable bytes (lone surrogates) is stored with escapes.
+        "prompt": env.get("LLAMA3_PROMPT", plumbing.DEFAULT_PROMPT).encode("utf-8", "backslashreplace").decode("utf-8"),
+    }
     if source.standin and not plumbing.is_default_standin(source.folder):  # a stand-in of another model's shapes
         model, n_layers = plumbing.standin_model(source.folder)
         run["standin_model"] = model.replace("-", " ") + (f" ({n_layers} layers)" if n_layers is not None else "")
@@ -149,8 +165,7 @@ def main(argv=None) -> int:
                 for path in stale:
                     path.unlink()
                 if stale:
-                    print(f"removed the earlier results of {', '.join(p.name for p in stale)} from {args.out}/",
-                          file=sys.stderr)
+                    print(f"removed the earlier results of {', '.join(p.name for p in stale)} from {args.out}/", file=sys.stderr)
             return 130 if interrupted else 1
     return 0
 

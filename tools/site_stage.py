@@ -63,8 +63,8 @@ class Edition:
     label: str  # the words of the link to it from the other edition
     lang: str  # its HTML language tag
     index: str  # its home page in tools/book/
-    errata: str  # its errata page in docs/
     settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
+    errata: str = ""  # its errata page in docs/
     instructor: str = ""  # its instructor guide in docs/
     overview: str = ""  # its one-page overview of the whole path in docs/
     models: str = ""  # its page on the weights in docs/: the stand-in, SmolLM2, Meta's models and their downloads
@@ -73,22 +73,25 @@ class Edition:
     publishing: str = ""  # its page on the course site and the other make commands in docs/
 
 
-EDITIONS = {
-    "en": Edition("en", "", "English", "en", "index.md", "errata.md", instructor="instructor.md",
-                  overview="overview.md", models="models.md", platforms="platforms.md",
-                  performance="performance.md", publishing="publishing.md"),
-    "zh_CN": Edition("zh_CN", "zh", "中文版", "zh-CN", "index.zh_CN.md", "errata.zh-CN.md",
-                     (("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
-                      ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}")),  # its launch links: notebooks/zh/
-                     instructor="instructor.zh-CN.md", overview="overview.zh-CN.md", models="models.zh-CN.md",
-                     platforms="platforms.zh-CN.md", performance="performance.zh-CN.md",
-                     publishing="publishing.zh-CN.md"),
-}
-
 #: The pages of docs/ on the site, after the notebooks in this order: each is ``docs/<page>`` in every edition, and
 #: each edition names its file in docs/ in its field of the same name (English ``errata.md``, Chinese
 #: ``errata.zh-CN.md``). The home pages list them in a ``llama3-toctree-if-found``, so a missing one is left out.
 DOC_PAGES = ("overview", "models", "platforms", "errata", "performance", "publishing", "instructor")
+EDITIONS = {
+    "en": Edition("en", "", "English", "en", "index.md", **{page: f"{page}.md" for page in DOC_PAGES}),
+    "zh_CN": Edition(
+        "zh_CN",
+        "zh",
+        "中文版",
+        "zh-CN",
+        "index.zh_CN.md",
+        settings=(
+            ("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
+            ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}"),  # its launch links: notebooks/zh/
+        ),
+        **{page: f"{page}.zh-CN.md" for page in DOC_PAGES},
+    ),
+}
 #: Folders of the built site that no Sphinx page makes (other tools write them into each edition's folder): a
 #: link from a page of docs/ to ``../slides/...`` or ``../pdf/...`` is kept as a plain link (:func:`site_link`).
 SITE_ONLY = ("slides", "pdf")
@@ -215,8 +218,7 @@ def page_images(markdown: str, name: str, folder: Path, staged: str, within: Pat
     found = {}
     for src in image_sources(markdown):
         if REMOTE.match(src):
-            raise SiteError(f"{name}: the image {src} is a remote address; the site must work offline, "
-                            "so save it under images/.")
+            raise SiteError(f"{name}: the image {src} is a remote address; the site must work offline, so save it under images/.")
         relative = unquote(src.split("#")[0].split("?")[0])
         path = (folder / relative).resolve()
         if not path.is_file() or path.stat().st_size == 0:
@@ -318,9 +320,15 @@ def errata_text(text: str, edition: Edition, stems: list[str], folder: Path, rep
 # --------------------------------------------------------------------------- staging
 
 
-def stage_files(src: Path, stems: list[str], home: Path, edition: Edition = EDITIONS["en"],
-                errata: dict[str, Path] | Path | None = None, book: Path = BOOK,
-                repo_root: Path = REPO_ROOT) -> dict[str, Path | str]:
+def stage_files(
+    src: Path,
+    stems: list[str],
+    home: Path,
+    edition: Edition = EDITIONS["en"],
+    errata: dict[str, Path] | Path | None = None,
+    book: Path = BOOK,
+    repo_root: Path = REPO_ROOT,
+) -> dict[str, Path | str]:
     """The source folder of one edition: relative path -> a file to copy or the text to write (the entries
     under :data:`SERVED` go into the built site instead: :func:`source_files`, :func:`served_files`).
 

@@ -67,8 +67,10 @@ def executed(path: Path) -> nbformat.NotebookNode:
         SlidesError: it is missing or never ran.
     """
     if not path.is_file():
-        raise SlidesError(f"{path} is missing: the decks are made from the executed notebooks of the series "
-                          "(notebooks/ carries their outputs; `make run` executes them into build/).")
+        raise SlidesError(
+            f"{path} is missing: the decks are made from the executed notebooks of the series "
+            "(notebooks/ carries their outputs; `make run` executes them into build/)."
+        )
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     if code and not any(c.get("execution_count") or c.get("outputs") for c in code):
@@ -122,8 +124,9 @@ def write_decks(decks: dict[Path, tuple], static: Path, cuts: dict) -> list[Path
     """
     copy_assets(static)
     exp = exporter()
-    return [write_deck(nb, dest, static, cuts.get(stem) or sections_table(nb), language, exp)
-            for dest, (nb, language, stem) in decks.items()]
+    return [
+        write_deck(nb, dest, static, cuts.get(stem) or sections_table(nb), language, exp) for dest, (nb, language, stem) in decks.items()
+    ]
 
 
 def site_decks(src: Path, site: Path, editions: dict[str, tuple[str, list[str]]]) -> list[Path]:
@@ -154,9 +157,14 @@ def is_decks_folder(out: Path) -> bool:
     return all(p.name in (STATIC, "zh") or p.name.endswith(".slides.html") for p in out.iterdir())
 
 
-def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" / "slides",
-          stems: list[str] | None = None, languages: tuple[str, ...] = ("en", "zh_CN"),
-          cuts: Path = CUTS, student: bool = False) -> dict[str, list[Path]]:
+def build(
+    src: Path = REPO_ROOT / "notebooks",
+    out: Path = REPO_ROOT / "build" / "slides",
+    stems: list[str] | None = None,
+    languages: tuple[str, ...] = ("en", "zh_CN"),
+    cuts: Path = CUTS,
+    student: bool = False,
+) -> dict[str, list[Path]]:
     """Write the decks of the executed notebooks ``src/NN_name.ipynb``, cut by the table ``cuts``, into ``out``, replaced as a whole (see
     the module docstring): ``out/NN_name.slides.html``, ``out/<folder>/NN_name.slides.html`` for each other
     edition of ``languages`` (``zh/``), ``out/_static/``; with ``student``, the students' decks (:func:`student_version`).
@@ -196,12 +204,18 @@ def build(src: Path = REPO_ROOT / "notebooks", out: Path = REPO_ROOT / "build" /
 def main(argv: list[str] | None = None) -> int:
     """``make slides``: :func:`build` with the command line's folders; exit status 2 with one line on a SlidesError."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--src", type=Path, default=REPO_ROOT / "notebooks",
-                        help="folder of executed NN_*.ipynb (default notebooks/, which carry their outputs)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="the decks' folder, replaced whole (default build/slides/, or build/slides-student/)")
-    parser.add_argument("--student", action="store_true",
-                        help="the students' decks: each graded cell as the student edition has it (its stub)")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=REPO_ROOT / "notebooks",
+        help="folder of executed NN_*.ipynb (default notebooks/, which carry their outputs)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="the decks' folder, replaced whole (default build/slides/, or build/slides-student/)"
+    )
+    parser.add_argument(
+        "--student", action="store_true", help="the students' decks: each graded cell as the student edition has it (its stub)"
+    )
     args = parser.parse_args(argv)
     args.out = args.out or REPO_ROOT / "build" / ("slides-student" if args.student else "slides")
     start = time.perf_counter()
@@ -212,16 +226,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     counts = ", ".join(f"{len(decks)} in {EDITIONS[lang].label}" for lang, decks in written.items())
-    print(f"decks written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); open "
-          f"{args.out / deck_name(stems[0])} (space for the next slide, S for the speaker notes)")
+    print(
+        f"decks written in {args.out}: {counts} ({time.perf_counter() - start:.1f} s); open "
+        f"{args.out / deck_name(stems[0])} (space for the next slide, S for the speaker notes)"
+    )
     uncut = [stem for stem in stems if not load_cuts().get(stem)]
     if uncut:
         print(f"note: {', '.join(uncut)} not in {CUTS.name}: a slide per section, the prose in the notes")
     for lang, decks in written.items():
         left = [stem for stem in stems if args.out / EDITIONS[lang].folder / deck_name(stem) not in decks]
         if left:
-            print(f"note: no {EDITIONS[lang].label} deck of {', '.join(left)}, whose translation is incomplete "
-                  "(python tools/i18n.py check)")
+            print(
+                f"note: no {EDITIONS[lang].label} deck of {', '.join(left)}, whose translation is incomplete (python tools/i18n.py check)"
+            )
     return 0
 
 

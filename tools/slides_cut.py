@@ -25,8 +25,19 @@ import nbformat
 
 from site_stage import SiteError
 
-__all__ = ["SlidesError", "CUTS", "slideshow", "sections_table", "load_cuts", "left_out", "is_check", "table_code",
-           "code_lines", "cut_outputs", "deep_dives_start"]
+__all__ = [
+    "SlidesError",
+    "CUTS",
+    "slideshow",
+    "sections_table",
+    "load_cuts",
+    "left_out",
+    "is_check",
+    "table_code",
+    "code_lines",
+    "cut_outputs",
+    "deep_dives_start",
+]
 
 CUTS = Path(__file__).resolve().parent / "slides_cuts.toml"
 LANGUAGES = ("en", "zh_CN")  # the order of a slide's [English, Chinese] texts in the table
@@ -53,9 +64,14 @@ class SlidesError(SiteError):
 
 def deep_dives_start(cells: list) -> int:
     """Index of the ``## Deep dives`` heading cell in ``cells`` (``len(cells)`` when there is none)."""
-    return next((i for i, c in enumerate(cells)
-                 if c.cell_type == "markdown" and c.source.strip() and DEEP_DIVES.match(c.source.strip().splitlines()[0])),
-                len(cells))
+    return next(
+        (
+            i
+            for i, c in enumerate(cells)
+            if c.cell_type == "markdown" and c.source.strip() and DEEP_DIVES.match(c.source.strip().splitlines()[0])
+        ),
+        len(cells),
+    )
 
 
 def is_skipped(cell, index: int, deep: int) -> bool:
@@ -107,27 +123,30 @@ def blocks(markdown: str) -> list[str]:
 
 def solution_words(cells: list) -> set[str]:
     """The words of the solutions' folds, ``<summary>Solution</summary>`` (``解答`` in Chinese)."""
-    return {m.strip() for c in cells if c.cell_type == "markdown" and SOLUTION in c.metadata.get("tags", [])
-            for m in re.findall(r"<summary>(.*?)</summary>", c.source)}
+    return {
+        m.strip()
+        for c in cells
+        if c.cell_type == "markdown" and SOLUTION in c.metadata.get("tags", [])
+        for m in re.findall(r"<summary>(.*?)</summary>", c.source)
+    }
 
 
 def notes_text(markdown: str, words: set[str]) -> str:
     """``markdown`` as speaker notes: without figures and without the paragraphs that point at the folded
     solutions (``... **Solution** ...``)."""
     marks = [f"**{w}**" for w in words if w]
-    kept = [b for b in blocks(re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown))
-            if b.strip() and not any(m in b for m in marks)]
+    kept = [b for b in blocks(re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown)) if b.strip() and not any(m in b for m in marks)]
     return table_code("\n\n".join(kept))
 
 
 def table_code(markdown: str) -> str:
     """``markdown`` with each code span of a table row that holds a ``|`` (``<|eot_id|>``) written as HTML: nbconvert's
     Markdown (mistune) takes that ``|`` for a column border and shows the whole table as text."""
+
     def code(m: re.Match) -> str:
         return f"<code>{html.escape(m.group(1)).replace('|', '&#124;')}</code>" if "|" in m.group(1) else m.group(0)
 
-    return "\n".join(re.sub(r"`([^`\n]+)`", code, line) if line.lstrip().startswith("|") else line
-                     for line in markdown.split("\n"))
+    return "\n".join(re.sub(r"`([^`\n]+)`", code, line) if line.lstrip().startswith("|") else line for line in markdown.split("\n"))
 
 
 def text_width(text: str) -> float:
@@ -163,12 +182,11 @@ def code_lines(source: str, spec: str | None = None) -> str:
     comments = {}
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT and tok.start[1] > 0 and lines[tok.start[0] - 1][:tok.start[1]].strip():
+            if tok.type == tokenize.COMMENT and tok.start[1] > 0 and lines[tok.start[0] - 1][: tok.start[1]].strip():
                 comments[tok.start[0] - 1] = tok.start[1]
     except (tokenize.TokenError, IndentationError, SyntaxError):
         pass
-    lines = [line[:comments[i]].rstrip() if i in comments and len(line) > CODE_CHARS else line
-             for i, line in enumerate(lines)]
+    lines = [line[: comments[i]].rstrip() if i in comments and len(line) > CODE_CHARS else line for i, line in enumerate(lines)]
     numbers = line_numbers(spec) if spec else range(1, len(lines) + 1)
     return textwrap.dedent("\n".join(lines[n - 1] for n in numbers if 0 < n <= len(lines))).strip("\n")
 
@@ -238,9 +256,13 @@ def slide_cells(slide: dict, cells: list, ids: dict, language: str) -> list:
         if cell.cell_type != "code":
             raise SlidesError(f"slide {label(slide)!r}: cell {slide['cell']} is not a code cell")
         lines = None if cell.metadata.get("llama3_stub") else slide.get("lines")  # a stub: whole
-        shown = new_cell("code", code_lines(cell.source, lines), "-",
-                         outputs=cut_outputs(cell.get("outputs", []), slide.get("output"), slide.get("wrap", False)),
-                         execution_count=cell.get("execution_count"))
+        shown = new_cell(
+            "code",
+            code_lines(cell.source, lines),
+            "-",
+            outputs=cut_outputs(cell.get("outputs", []), slide.get("output"), slide.get("wrap", False)),
+            execution_count=cell.get("execution_count"),
+        )
         if not slide.get("input", True):
             shown.metadata["tags"] = [HIDE_INPUT]
         out.append(shown)
@@ -273,8 +295,7 @@ def slideshow(nb, slides: list[dict], language: str = "en") -> nbformat.Notebook
             if name not in ids:
                 raise SlidesError(f"slide {label(slide)!r}: no cell {name!r} in the notebook")
             if ids[name] in hidden or is_check(cells[ids[name]]) or SETUP.search(cells[ids[name]].source):
-                raise SlidesError(f"slide {label(slide)!r}: cell {name!r} is a setup, check, solution, Colab "
-                                  "or deep-dive cell")
+                raise SlidesError(f"slide {label(slide)!r}: cell {name!r} is a setup, check, solution, Colab or deep-dive cell")
         indices = [ids[n] for n in named] or [ids[n] for n, _ in own]  # where the slide is in the notebook
         if not indices:
             raise SlidesError(f"slide {label(slide)!r} names no cell")
@@ -309,8 +330,11 @@ def slideshow(nb, slides: list[dict], language: str = "en") -> nbformat.Notebook
     out += [new_cell("markdown", prose(i, n), "notes") for i, n in title_notes]
     for slide, own in zip(slides, notes):
         out += slide_cells(slide, cells, ids, language)
-        out += [new_cell("markdown", text, "notes") for text in (prose(i, n) for i, n in sorted(own, key=lambda e: (e[0], e[1] or 0)))
-                if text.strip()]
+        out += [
+            new_cell("markdown", text, "notes")
+            for text in (prose(i, n) for i, n in sorted(own, key=lambda e: (e[0], e[1] or 0)))
+            if text.strip()
+        ]
     deck = nbformat.v4.new_notebook(cells=out, metadata=copy.deepcopy(nb.metadata))
     deck.metadata["title"] = heading.lstrip("# ").strip()
     return deck
@@ -319,8 +343,11 @@ def slideshow(nb, slides: list[dict], language: str = "en") -> nbformat.Notebook
 def sections_table(nb) -> list[dict]:
     """The slides of a notebook the table does not cut: one per ``##`` section shown, its prose in the notes."""
     hidden = left_out(nb.cells)
-    return [{"section": c.get("id")} for i, c in enumerate(nb.cells)
-            if i not in hidden and c.cell_type == "markdown" and c.source.lstrip().startswith("## ")]
+    return [
+        {"section": c.get("id")}
+        for i, c in enumerate(nb.cells)
+        if i not in hidden and c.cell_type == "markdown" and c.source.lstrip().startswith("## ")
+    ]
 
 
 def load_cuts(path: Path = CUTS) -> dict[str, list[dict]]:

@@ -26,8 +26,14 @@ STATIC = "_static"  # the assets' folder in the decks' root folder: _static/reve
 WIDTH, HEIGHT = 1280, 720  # the deck's size in CSS pixels (16:9); reveal.js scales it to the window
 #: what the decks use of reveal.js (sphinx-revealjs's ``_static/revealjs/``): the core, the white theme with its
 #: fonts, the speaker-notes plugin (key S), the licence
-REVEAL_FILES = ["LICENSE", "dist/reveal.css", "dist/reveal.js", "dist/theme/white.css",
-                "dist/theme/fonts/source-sans-pro", "plugin/notes/notes.js"]
+REVEAL_FILES = [
+    "LICENSE",
+    "dist/reveal.css",
+    "dist/reveal.js",
+    "dist/theme/white.css",
+    "dist/theme/fonts/source-sans-pro",
+    "plugin/notes/notes.js",
+]
 MATHJAX_FILE = "es5/tex-svg-full.js"  # TeX input, SVG output: no font files to fetch (as tools/book/local_mathjax.py)
 
 
@@ -97,10 +103,18 @@ def exporter():
     the deck's size, and no execution prompts."""
     from nbconvert import SlidesExporter
 
-    exp = SlidesExporter(extra_template_basedirs=[str(TEMPLATES)], template_name=TEMPLATE,
-                         reveal_theme="white", reveal_transition="slide", reveal_number="c/t",
-                         reveal_width=str(WIDTH), reveal_height=str(HEIGHT),
-                         exclude_input_prompt=True, exclude_output_prompt=True, exclude_anchor_links=True)
+    exp = SlidesExporter(
+        extra_template_basedirs=[str(TEMPLATES)],
+        template_name=TEMPLATE,
+        reveal_theme="white",
+        reveal_transition="slide",
+        reveal_number="c/t",
+        reveal_width=str(WIDTH),
+        reveal_height=str(HEIGHT),
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        exclude_anchor_links=True,
+    )
     exp.log.setLevel("ERROR")  # "Alternative text is missing": the figures' outputs have none
     from nbconvert.preprocessors import TagRemovePreprocessor
 

@@ -48,27 +48,34 @@ OUT = NOTEBOOKS / "student"
 EDITIONS = (("en", NOTEBOOKS, OUT), ("zh", NOTEBOOKS / "zh", OUT / "zh"))
 
 NOTE = {
-    "en": ("**Student edition.** The {n} code cells that raise `NotImplementedError` are yours to write: in each, "
-           "the comments say what to compute; write it in their place, and delete the `raise` line. The checks after them "
-           "tell you when a step is right. To grade the notebook (in the repository): "
-           "`make grade NOTEBOOK=notebooks/student/{path}`; it runs the notebook and checks each step against Meta's "
-           "reference code: {steps}."),
-    "zh": ("**学生版。** 会抛出 `NotImplementedError` 的 {n} 个代码单元格由你来写：每个单元格中的注释写明要计算什么；"
-           "把代码写在那里，并删掉 `raise` 那一行。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
-           "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"),
+    "en": (
+        "**Student edition.** The {n} code cells that raise `NotImplementedError` are yours to write: in each, "
+        "the comments say what to compute; write it in their place, and delete the `raise` line. The checks after them "
+        "tell you when a step is right. To grade the notebook (in the repository): "
+        "`make grade NOTEBOOK=notebooks/student/{path}`; it runs the notebook and checks each step against Meta's "
+        "reference code: {steps}."
+    ),
+    "zh": (
+        "**学生版。** 会抛出 `NotImplementedError` 的 {n} 个代码单元格由你来写：每个单元格中的注释写明要计算什么；"
+        "把代码写在那里，并删掉 `raise` 那一行。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
+        "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"
+    ),
 }
 #: The heading of a notebook's last section, "## Deep dives" ("## 深入探讨 · Deep dives")
 DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$", re.M)
 #: What stands in the student edition for the deep dives, which show the code of the graded steps
 DEEP_DIVES_NOTE = {
     "en": "## Deep dives\n\nThis notebook's deep dives are in the series' notebook and on the course site: they write "
-          "the graded steps again, so read them once your steps pass.",
+    "the graded steps again, so read them once your steps pass.",
     "zh": "## 深入探讨 · Deep dives\n\n本笔记本的深入探讨在完整系列的笔记本和课程网站中：其中会再次写出评分步骤的代码，"
-          "所以请在你的步骤都通过之后再去读。",
+    "所以请在你的步骤都通过之后再去读。",
 }
 #: The lines that say where the exercises' solutions are (both languages)
-SOLUTION_LINE = re.compile(r"^.*(\*\*Solution\*\*|\*\*解答\*\*|followed by its solution|hidden below its exercise"
-                           r"|跟着它的解答|解答都折叠).*\n?", re.M)
+SOLUTION_LINE = re.compile(
+    r"^.*(\*\*Solution\*\*|\*\*解答\*\*|followed by its solution|hidden below its exercise"
+    r"|跟着它的解答|解答都折叠).*\n?",
+    re.M,
+)
 
 
 class StudentError(Exception):
@@ -90,8 +97,7 @@ def student_notebook(nb, number: str, language: str, path: str):
     steps = {s.cell: s for s in STEPS.get(number, [])}
     out = copy.deepcopy(nb)
     cells, seen = [], set()
-    deep = next((i for i, c in enumerate(out.cells) if c.cell_type == "markdown" and DEEP_DIVES.match(c.source)),
-                len(out.cells))
+    deep = next((i for i, c in enumerate(out.cells) if c.cell_type == "markdown" and DEEP_DIVES.match(c.source)), len(out.cells))
     if deep < len(out.cells):  # the deep dives write the steps again: they stay in the series
         note = nbformat.v4.new_markdown_cell(DEEP_DIVES_NOTE[language])
         note.id = "student-deep-dives"
@@ -108,9 +114,14 @@ def student_notebook(nb, number: str, language: str, path: str):
             if marked or cell.get("id") in steps:
                 step = steps.get(cell.get("id"))
                 if step is None or not marked:
-                    raise StudentError(f"{path}: cell {cell.get('id')} is "
-                                       + ("marked as a solution but is not a graded step (plumbing.grading_steps)"
-                                          if step is None else "a graded step without nbgrader's metadata"))
+                    raise StudentError(
+                        f"{path}: cell {cell.get('id')} is "
+                        + (
+                            "marked as a solution but is not a graded step (plumbing.grading_steps)"
+                            if step is None
+                            else "a graded step without nbgrader's metadata"
+                        )
+                    )
                 try:
                     cell.source = stub(cell, step.task if language == "en" else step.task_zh)
                 except plumbing.Llama3Error as e:
@@ -171,9 +182,11 @@ def refuse_to_overwrite(paths: list[Path]) -> None:
     written = {p: cells for p in paths if p.exists() and (cells := written_cells(p))}
     if written:
         files = "; ".join(f"{plumbing.display_path(p)} ({', '.join(cells)})" for p, cells in written.items())
-        raise StudentError(f"not overwriting work in {files}: these graded cells no longer hold the stub. Copy the "
-                           "notebook elsewhere to keep it, then run `make student FORCE=1` "
-                           "(python tools/student.py --force) to overwrite it")
+        raise StudentError(
+            f"not overwriting work in {files}: these graded cells no longer hold the stub. Copy the "
+            "notebook elsewhere to keep it, then run `make student FORCE=1` "
+            "(python tools/student.py --force) to overwrite it"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ def overview_rows():
 def _crossing(rows, i):
     """The residual connections that leave row i for a later row: [(the notebook drawing it, its Residual)]."""
     out = []
-    for later in rows[i + 1:]:
+    for later in rows[i + 1 :]:
         for nb in later.stages():
             out += [(nb, step) for step in residuals(nb) if step.source in rows[i].boxes]
     return out
@@ -78,8 +78,17 @@ def draw_overview():
         yn = nxt.y0 + entry.get("lane", 0) * S.lane
         polyline(ax, [(xb, yb), (xm, yb), (xm, yw), (MARGIN_WRAP, yw), (MARGIN_WRAP, yn), (nxt.x0, yn)], head=False)
         names = ", ".join(NODES[key][0][0][0] for key, _ in last)
-        ax.annotate(tr("{names}: on to {nb:02d}").format(names=names, nb=nxt.stages()[0]), ((MARGIN_WRAP + xm) / 2, yw), xytext=(0, 3),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=S.op, family=MONO, color=BLACK)
+        ax.annotate(
+            tr("{names}: on to {nb:02d}").format(names=names, nb=nxt.stages()[0]),
+            ((MARGIN_WRAP + xm) / 2, yw),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=S.op,
+            family=MONO,
+            color=BLACK,
+        )
     # a residual connection from a box of an earlier row, e.g. the embedding rows x, from 02, to the addition in 05
     for i, R in enumerate(rows):
         for nb, step in _crossing(rows, i):
@@ -87,10 +96,24 @@ def draw_overview():
             colour = edge(data.NOTEBOOKS[nb].colour)
             ux, uy, _, uh = R.boxes[step.source]
             yr = extents[i][1] - 0.3
-            polyline(ax, [(ux, uy - uh / 2), (ux, yr), (MARGIN_RESIDUAL, yr), (MARGIN_RESIDUAL, later.residual_y()),
-                          (later.x0, later.residual_y())], colour, lw=2.0, head=False)
-            ax.annotate(S.label(step.label), (MARGIN_ROW, yr), xytext=(0, -3), textcoords="offset points", ha="left",
-                        va="top", fontsize=S.op, family=MONO, color=colour)
+            polyline(
+                ax,
+                [(ux, uy - uh / 2), (ux, yr), (MARGIN_RESIDUAL, yr), (MARGIN_RESIDUAL, later.residual_y()), (later.x0, later.residual_y())],
+                colour,
+                lw=2.0,
+                head=False,
+            )
+            ax.annotate(
+                S.label(step.label),
+                (MARGIN_ROW, yr),
+                xytext=(0, -3),
+                textcoords="offset points",
+                ha="left",
+                va="top",
+                fontsize=S.op,
+                family=MONO,
+                color=colour,
+            )
 
     for line, dy in zip(data.FOOTER, (0.42, 0.17), strict=True):
         ax.text(MARGIN_ROW, -height + dy, line, ha="left", va="center", fontsize=8)
@@ -149,16 +172,33 @@ def draw_you_are_here(nb):
         cx0 = margin + i * (chip_w + pitch_gap)
         chips[k] = cx0
         here = k == nb
-        ax.add_patch(FancyBboxPatch((cx0, top - chip_h), chip_w, chip_h, boxstyle="round,pad=0,rounding_size=0.06",
-                                    facecolor=tint(c, 0.35) if here else LIGHT_GREY,
-                                    edgecolor=edge(c) if here else GREY, lw=1.6 if here else 1.0))
+        ax.add_patch(
+            FancyBboxPatch(
+                (cx0, top - chip_h),
+                chip_w,
+                chip_h,
+                boxstyle="round,pad=0,rounding_size=0.06",
+                facecolor=tint(c, 0.35) if here else LIGHT_GREY,
+                edgecolor=edge(c) if here else GREY,
+                lw=1.6 if here else 1.0,
+            )
+        )
         lines = [(entry.title, title_font, "bold" if here else "normal", SANS)]
         lines += [(t, 7, "normal", MONO) for t in entry.ends_with]
         heights = [1.3 * size / 72 for _, size, _, _ in lines]
         yy = top - chip_h / 2 + sum(heights) / 2
         for (t, size, kind, family), hh in zip(lines, heights, strict=True):
-            ax.text(cx0 + chip_w / 2, yy - hh / 2, t, ha="center", va="center", fontsize=size, family=family,
-                    fontweight=weight(t, kind), color=BLACK if here else GREY)
+            ax.text(
+                cx0 + chip_w / 2,
+                yy - hh / 2,
+                t,
+                ha="center",
+                va="center",
+                fontsize=size,
+                family=family,
+                fontweight=weight(t, kind),
+                color=BLACK if here else GREY,
+            )
             yy -= hh
         if i:
             arrow(ax, (cx0 - pitch_gap + 0.03, top - chip_h / 2), (cx0 - 0.03, top - chip_h / 2), GREY, 1.0)
@@ -166,8 +206,15 @@ def draw_you_are_here(nb):
     bx0, bx1 = R.span(nb)
     bx0, bx1 = bx0 - 0.06 * ("c_inputs" not in R.items), bx1 + 0.06
     cx0 = chips[nb]
-    ax.add_patch(Polygon([(cx0, top - chip_h), (cx0 + chip_w, top - chip_h), (bx1, band_top), (bx0, band_top)],
-                         closed=True, facecolor=tint(colour, 0.1), edgecolor="none", zorder=-3))
+    ax.add_patch(
+        Polygon(
+            [(cx0, top - chip_h), (cx0 + chip_w, top - chip_h), (bx1, band_top), (bx0, band_top)],
+            closed=True,
+            facecolor=tint(colour, 0.1),
+            edgecolor="none",
+            zorder=-3,
+        )
+    )
     band(ax, S, bx0, bx1, bottom, band_top, nb, marked=True)
     draw_boxes(ax, S, R)
     draw_stage(ax, S, R, nb)

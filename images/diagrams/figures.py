@@ -26,8 +26,7 @@ def draw_rope_pairs():
                 ax.text(x + 0.1, y + cell / 2, "…", ha="center", va="center", fontsize=12)
                 x += 0.2 + 0.06
                 continue
-            ax.add_patch(Rectangle((x, y), cell, cell, facecolor=tint(PAIR_COLOUR[pair_of(d)], 0.55),
-                                   edgecolor=BLACK, lw=0.8))
+            ax.add_patch(Rectangle((x, y), cell, cell, facecolor=tint(PAIR_COLOUR[pair_of(d)], 0.55), edgecolor=BLACK, lw=0.8))
             ax.text(x + cell / 2, y + cell / 2, str(d), ha="center", va="center", fontsize=8.5, family=layout.MONO)
             xs[d] = x + cell / 2
             x += cell + 0.06
@@ -36,14 +35,19 @@ def draw_rope_pairs():
     # Meta: interleaved, pair i = dims (2i, 2i+1)
     heading = tr("Meta layout (apply_rotary_emb in llama_models/llama3/model.py): adjacent dimensions form a pair")
     ax.text(0.5, 3.8, heading, fontsize=11, fontweight=weight(heading, "bold"), va="top")
-    ax.text(0.5, 3.45, "view_as_complex(x.reshape(..., 64, 2)):  " + tr("pair i = dims (2i, 2i+1)  →  complex number ")
-            + "x[2i] + i·x[2i+1]", fontsize=9.5, va="top", family=layout.MONO)
+    ax.text(
+        0.5,
+        3.45,
+        "view_as_complex(x.reshape(..., 64, 2)):  " + tr("pair i = dims (2i, 2i+1)  →  complex number ") + "x[2i] + i·x[2i+1]",
+        fontsize=9.5,
+        va="top",
+        family=layout.MONO,
+    )
     xs = row(2.45, [0, 1, 2, 3, 4, 5, 6, 7, None, 126, 127], lambda d: d // 2)
     for i in PAIR_COLOUR:
         x0, x1, y = xs[2 * i] - cell / 2, xs[2 * i + 1] + cell / 2, 2.38
         ax.plot([x0, x0, x1, x1], [y, y - 0.1, y - 0.1, y], color=PAIR_COLOUR[i], lw=1.6)
-        ax.text((x0 + x1) / 2, y - 0.17, tr("pair {i}\nangle $m\\theta_{{{i}}}$").format(i=i), ha="center", va="top",
-                fontsize=8.5)
+        ax.text((x0 + x1) / 2, y - 0.17, tr("pair {i}\nangle $m\\theta_{{{i}}}$").format(i=i), ha="center", va="top", fontsize=8.5)
 
     # one pair, rotated in its own plane
     cx, cy, r = 10.55, 2.45, 1.0
@@ -57,22 +61,37 @@ def draw_rope_pairs():
     arrow(ax, (cx, cy), (cx + r * math.cos(a0 + turn), cy + r * math.sin(a0 + turn)), PURPLE, 1.8)
     arc = [a0 + turn * t / 20 for t in range(21)]
     ax.plot([cx + 0.45 * math.cos(a) for a in arc], [cy + 0.45 * math.sin(a) for a in arc], color=PURPLE, lw=1.2)
-    ax.text(cx + 0.5 * math.cos(a0 + turn / 2) + 0.05, cy + 0.5 * math.sin(a0 + turn / 2), r"$m\theta_i$",
-            fontsize=10, va="bottom")
+    ax.text(cx + 0.5 * math.cos(a0 + turn / 2) + 0.05, cy + 0.5 * math.sin(a0 + turn / 2), r"$m\theta_i$", fontsize=10, va="bottom")
     ax.text(p[0] + 0.05, p[1] - 0.05, "(a, b)", fontsize=9, va="top")
     ax.text(cx + 1.35, cy, "a", fontsize=9, color=GREY, va="center")
     ax.text(cx + 0.07, cy + 1.25, "b", fontsize=9, color=GREY, va="center")
-    ax.text(cx + 0.2, cy - 0.5,
-            tr("pair i at position m, as a complex number:") + "\n"
-            "a, b = x[2i], x[2i+1]\n"
-            r"$(a + ib)\cdot$ freqs_cis[m, i]" "\n"
-            r"$= (a + ib)(\cos m\theta_i + i \sin m\theta_i)$" "\n"
-            r"$\theta_i = 500000^{-2i/128},\ i = 0 \ldots 63$" "\n"
-            rf"$\theta_0 = 1,\ \theta_{{63}} \approx {theta_63 / 10 ** exponent:.1f} \times 10^{{{exponent}}}$",
-            fontsize=9, va="top", ha="center", linespacing=1.6)
-    ax.text(0.5, 0.55, tr("Every position m uses the same 64 frequencies θ_i; the angle m·θ_i grows with the position.\n"
-            "A query at position m turns its pair i by mθ_i, a key at position n by nθ_i; position 0 is not rotated."),
-            fontsize=9, va="center")
+    ax.text(
+        cx + 0.2,
+        cy - 0.5,
+        tr("pair i at position m, as a complex number:") + "\n"
+        "a, b = x[2i], x[2i+1]\n"
+        r"$(a + ib)\cdot$ freqs_cis[m, i]"
+        "\n"
+        r"$= (a + ib)(\cos m\theta_i + i \sin m\theta_i)$"
+        "\n"
+        r"$\theta_i = 500000^{-2i/128},\ i = 0 \ldots 63$"
+        "\n"
+        rf"$\theta_0 = 1,\ \theta_{{63}} \approx {theta_63 / 10**exponent:.1f} \times 10^{{{exponent}}}$",
+        fontsize=9,
+        va="top",
+        ha="center",
+        linespacing=1.6,
+    )
+    ax.text(
+        0.5,
+        0.55,
+        tr(
+            "Every position m uses the same 64 frequencies θ_i; the angle m·θ_i grows with the position.\n"
+            "A query at position m turns its pair i by mθ_i, a key at position n by nθ_i; position 0 is not rotated."
+        ),
+        fontsize=9,
+        va="center",
+    )
     return fig
 
 
@@ -96,11 +115,9 @@ def draw_rmsnorm_axes():
                     ax.text(x0 + (c + 0.5) * cw, y + ch / 2, "…", ha="center", va="center", fontsize=9)
                     continue
                 colour = row_colours[r] if per_row else YELLOW
-                ax.add_patch(Rectangle((x0 + c * cw, y), cw, ch, facecolor=tint(colour, 0.5),
-                                       edgecolor="white", lw=1.0))
+                ax.add_patch(Rectangle((x0 + c * cw, y), cw, ch, facecolor=tint(colour, 0.5), edgecolor="white", lw=1.0))
         arrow(ax, (x0, y_top + 0.12), (x0 + cols * cw, y_top + 0.12), BLACK, 1.0)
-        ax.text(x0 + cols * cw / 2, y_top + 0.2, tr("4096 values per token (last axis, dim=-1)"),
-                ha="center", va="bottom", fontsize=8.5)
+        ax.text(x0 + cols * cw / 2, y_top + 0.2, tr("4096 values per token (last axis, dim=-1)"), ha="center", va="bottom", fontsize=8.5)
 
     # left: RMSNorm, one statistic per row
     heading = tr("RMSNorm (Llama): each token normalised over its own 4096 values")
@@ -111,14 +128,20 @@ def draw_rmsnorm_axes():
         y = y_top - (r + 0.5) * ch
         if name is not None:
             arrow(ax, (x0 + cols * cw + 0.08, y), (x0 + cols * cw + 0.48, y), row_colours[r], 1.1)
-            ax.text(x0 + cols * cw + 0.55, y, f"rms[{name}]", ha="left", va="center",
-                    fontsize=8.5, family=layout.MONO)
+            ax.text(x0 + cols * cw + 0.55, y, f"rms[{name}]", ha="left", va="center", fontsize=8.5, family=layout.MONO)
         else:
             ax.text(x0 + cols * cw + 0.8, y, "⋮", ha="center", va="center", fontsize=10)
-    ax.text(0.3, 1.15, "rms = sqrt(mean(x², dim=-1, keepdim=True) + norm_eps)  → [17, 1]\n"
-            "out = x / rms * attention_norm.weight           → [17, 4096]\n"
-            + tr("norm_eps = 1e-5; a token's result does not depend on other tokens"),
-            fontsize=8.5, va="top", family=layout.MONO, linespacing=1.5)
+    ax.text(
+        0.3,
+        1.15,
+        "rms = sqrt(mean(x², dim=-1, keepdim=True) + norm_eps)  → [17, 1]\n"
+        "out = x / rms * attention_norm.weight           → [17, 4096]\n"
+        + tr("norm_eps = 1e-5; a token's result does not depend on other tokens"),
+        fontsize=8.5,
+        va="top",
+        family=layout.MONO,
+        linespacing=1.5,
+    )
 
     # right: the wrong version, one statistic over everything
     heading = tr("Not RMSNorm: one mean over all 17 × 4096 values")
@@ -129,9 +152,16 @@ def draw_rmsnorm_axes():
     ax.plot([xr, xr], [y_top, y_top - len(rows) * ch], color=BLACK, lw=1.1)
     arrow(ax, (xr, ym), (xr + 0.4, ym), BLACK, 1.1)
     ax.text(xr + 0.47, ym, tr("s: one\nnumber"), ha="left", va="center", fontsize=8.5)
-    ax.text(6.5, 1.15, tr("s = sqrt(mean(x²) + norm_eps)  → one scalar") + "\n"
-            + tr("every token is divided by the same s, so a token's\n"
-                 "result changes when other tokens in the prompt change"),
-            fontsize=8.5, va="top", family=layout.MONO, linespacing=1.5)
+    ax.text(
+        6.5,
+        1.15,
+        tr("s = sqrt(mean(x²) + norm_eps)  → one scalar")
+        + "\n"
+        + tr("every token is divided by the same s, so a token's\nresult changes when other tokens in the prompt change"),
+        fontsize=8.5,
+        va="top",
+        family=layout.MONO,
+        linespacing=1.5,
+    )
     ax.plot([6.25, 6.25], [0.4, 4.25], color=GREY, lw=0.8)
     return fig

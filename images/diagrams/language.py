@@ -66,17 +66,17 @@ def _find_font() -> None:
     try:
         font_manager.findfont(CJK_FONT, fallback_to_default=False)
     except ValueError:
-        raise LanguageError(f"the Chinese diagrams need the font {CJK_FONT} (Debian: apt install fonts-wqy-microhei)") \
-            from None
+        raise LanguageError(f"the Chinese diagrams need the font {CJK_FONT} (Debian: apt install fonts-wqy-microhei)") from None
 
 
 def _translated(entry):
     words = ("note", "name")  # a box's notes, and its name (a tensor's name translates as itself)
-    nodes = {key: tuple([(tr(t), kind) if kind in words else (t, kind) for t, kind in lines] for lines in both)
-             for key, both in entry.nodes.items()}
+    nodes = {
+        key: tuple([(tr(t), kind) if kind in words else (t, kind) for t, kind in lines] for lines in both)
+        for key, both in entry.nodes.items()
+    }
     labels = {key: tuple(tr(t) for t in texts) for key, texts in entry.labels.items()}
-    return dataclasses.replace(entry, title=tr(entry.title), ends_with=[tr(t) for t in entry.ends_with], nodes=nodes,
-                               labels=labels)
+    return dataclasses.replace(entry, title=tr(entry.title), ends_with=[tr(t) for t in entry.ends_with], nodes=nodes, labels=labels)
 
 
 def use(lang: str) -> None:

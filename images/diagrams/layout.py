@@ -71,14 +71,22 @@ class Style:
     def __init__(self, yah, rich, nodes, labels):
         self.yah, self.rich, self.nodes, self.labels = yah, rich, nodes, labels
         if yah:
-            self.kinds = {"name": (8, "bold", MONO), "mono": (7.5, "normal", MONO), "sym": (6.5, "normal", SANS),
-                          "note": (7, "italic", SANS)}
+            self.kinds = {
+                "name": (8, "bold", MONO),
+                "mono": (7.5, "normal", MONO),
+                "sym": (6.5, "normal", SANS),
+                "note": (7, "italic", SANS),
+            }
             self.op, self.band, self.circle_font = 7.5, 9, 10
             self.lane, self.hpad, self.vpad, self.min_gap, self.radius = 0.5, 0.07, 0.07, 0.4, 0.13
             self.small_gap = 0.25
         else:
-            self.kinds = {"name": (9.5, "bold", MONO), "mono": (9, "normal", MONO), "sym": (7, "normal", SANS),
-                          "note": (7.5, "italic", SANS)}
+            self.kinds = {
+                "name": (9.5, "bold", MONO),
+                "mono": (9, "normal", MONO),
+                "sym": (7, "normal", SANS),
+                "note": (7.5, "italic", SANS),
+            }
             self.op, self.band, self.circle_font = 7.5, 10, 12
             self.lane, self.hpad, self.vpad, self.min_gap, self.radius = 0.62, 0.1, 0.1, 0.55, 0.15
             self.small_gap = 0.3
@@ -117,8 +125,9 @@ class Row:
         """An arrow's room: as wide as its labels; labels[0] is drawn above the arrow on `lane`, labels[1]
         below the arrow on the opposite lane (a fork); the labels are centred right of `offset`."""
         needed = [self.S.label_width(label) + 0.13 + offset for label in labels]
-        self.items[name] = dict(kind="gap", stage=stage, width=max([width or self.S.min_gap] + needed),
-                                labels=list(labels), lane=lane, offset=offset)
+        self.items[name] = dict(
+            kind="gap", stage=stage, width=max([width or self.S.min_gap] + needed), labels=list(labels), lane=lane, offset=offset
+        )
 
     def label_extent(self, item, below):
         """How far the labels of a gap reach above (or below) the middle lane."""

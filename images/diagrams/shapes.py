@@ -32,30 +32,40 @@ def canvas(width, height, xlim, ylim):
 
 def box(ax, x, y, w, h, lines, face="white", edge=BLACK, text=BLACK, lw=1.2):
     """Rounded box centred on (x, y); `lines` = [(string, fontsize, weight/style, family)]."""
-    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08",
-                                facecolor=face, edgecolor=edge, linewidth=lw))
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08", facecolor=face, edgecolor=edge, linewidth=lw
+        )
+    )
     heights = [1.3 * size for _, size, _, _ in lines]
     offset = sum(heights) / 2
     for (string, size, style, family), hgt in zip(lines, heights, strict=True):
         offset -= hgt / 2
-        ax.annotate(string, (x, y), xytext=(0, offset), textcoords="offset points", ha="center",
-                    va="center", fontsize=size, family=family, color=text,
-                    fontweight=weight(string, style), fontstyle=slant(string, style))
+        ax.annotate(
+            string,
+            (x, y),
+            xytext=(0, offset),
+            textcoords="offset points",
+            ha="center",
+            va="center",
+            fontsize=size,
+            family=family,
+            color=text,
+            fontweight=weight(string, style),
+            fontstyle=slant(string, style),
+        )
         offset -= hgt / 2
 
 
 def arrow(ax, start, end, colour=BLACK, lw=1.3):
-    ax.annotate("", xy=end, xytext=start,
-                arrowprops=dict(arrowstyle="-|>", color=colour, lw=lw, shrinkA=0, shrinkB=0,
-                                mutation_scale=12))
+    ax.annotate("", xy=end, xytext=start, arrowprops=dict(arrowstyle="-|>", color=colour, lw=lw, shrinkA=0, shrinkB=0, mutation_scale=12))
 
 
 def polyline(ax, points, colour=BLACK, lw=1.3, head=True):
     """Straight segments through `points`; an arrowhead at the last point."""
     body = points[:-1] if head else points
     if len(body) > 1:
-        ax.plot([p[0] for p in body], [p[1] for p in body], color=colour, lw=lw, solid_joinstyle="miter",
-                solid_capstyle="butt", zorder=1.5)
+        ax.plot([p[0] for p in body], [p[1] for p in body], color=colour, lw=lw, solid_joinstyle="miter", solid_capstyle="butt", zorder=1.5)
     if head:
         arrow(ax, points[-2], points[-1], colour, lw)
 

@@ -43,26 +43,40 @@ def residuals(nb):
 def label(ax, S, name, x, y, where="above", colour=BLACK):
     """An arrow's label: centred above or below (x, y), or to the left of it ("left")."""
     offset = {"above": (0, 3.5), "below": (0, -3.5), "left": (-4, 0)}[where]
-    ax.annotate(S.label(name), (x, y), xytext=offset, textcoords="offset points",
-                ha="right" if where == "left" else "center",
-                va={"above": "bottom", "below": "top", "left": "center"}[where],
-                fontsize=S.op, family=MONO, color=colour, linespacing=1.15)
+    ax.annotate(
+        S.label(name),
+        (x, y),
+        xytext=offset,
+        textcoords="offset points",
+        ha="right" if where == "left" else "center",
+        va={"above": "bottom", "below": "top", "left": "center"}[where],
+        fontsize=S.op,
+        family=MONO,
+        color=colour,
+        linespacing=1.15,
+    )
 
 
 def op_circle(ax, S, R, name):
     x, r = R[name]["xc"], S.radius
     ax.add_patch(Circle((x, R.y0), r, facecolor="white", edgecolor=BLACK, lw=1.3, zorder=3))
-    ax.text(x, R.y0, R[name]["symbol"], ha="center", va="center_baseline", fontsize=S.circle_font, color=BLACK,
-            zorder=4)
+    ax.text(x, R.y0, R[name]["symbol"], ha="center", va="center_baseline", fontsize=S.circle_font, color=BLACK, zorder=4)
 
 
 def band(ax, S, x0, x1, y0, y1, nb, marked=False):
     """A notebook's band: a tinted rectangle with its title at the top."""
     entry = data.NOTEBOOKS[nb]
-    ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=tint(entry.colour, 0.16), edgecolor="none",
-                           zorder=-2))
-    ax.text((x0 + x1) / 2, y1 - 0.08, ("▶ " if marked else "") + entry.title, ha="center", va="top", fontsize=S.band,
-            fontweight=weight(entry.title, "bold" if marked else "normal"), color=BLACK)
+    ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=tint(entry.colour, 0.16), edgecolor="none", zorder=-2))
+    ax.text(
+        (x0 + x1) / 2,
+        y1 - 0.08,
+        ("▶ " if marked else "") + entry.title,
+        ha="center",
+        va="top",
+        fontsize=S.band,
+        fontweight=weight(entry.title, "bold" if marked else "normal"),
+        color=BLACK,
+    )
 
 
 def draw_boxes(ax, S, R):
@@ -75,9 +89,18 @@ def draw_boxes(ax, S, R):
             colour = data.NOTEBOOKS[item["stage"]].colour
             if item["stacked"]:  # e.g. the 32 blocks: a stack of boxes
                 for k in (2, 1):
-                    ax.add_patch(FancyBboxPatch((x - w / 2 + SHADOW / 2 * k, y - h / 2 + SHADOW / 2 * k), w, h,
-                                                boxstyle="round,pad=0,rounding_size=0.08", lw=1.2, zorder=0.9,
-                                                facecolor=tint(colour, 0.35), edgecolor=edge(colour)))
+                    ax.add_patch(
+                        FancyBboxPatch(
+                            (x - w / 2 + SHADOW / 2 * k, y - h / 2 + SHADOW / 2 * k),
+                            w,
+                            h,
+                            boxstyle="round,pad=0,rounding_size=0.08",
+                            lw=1.2,
+                            zorder=0.9,
+                            facecolor=tint(colour, 0.35),
+                            edgecolor=edge(colour),
+                        )
+                    )
             box(ax, x, y, w, h, S.lines(key), face=tint(colour, 0.35), edge=edge(colour), lw=1.6)
 
 
@@ -142,18 +165,25 @@ def draw_stage(ax, S, R, nb):
                 xb = R[step.branch]["x0"] + BRANCH
                 polyline(ax, [(xb, y0), (xb, yr), (xa, yr), (xa, y0 - r)], colour, lw=2.0)
                 dot(ax, xb, y0, colour)
-                ax.annotate(S.label(step.label), ((xb + xa) / 2, yr), xytext=(0, 3), textcoords="offset points",
-                            ha="center", va="bottom", fontsize=S.op, family=MONO, color=colour)
+                ax.annotate(
+                    S.label(step.label),
+                    ((xb + xa) / 2, yr),
+                    xytext=(0, 3),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=S.op,
+                    family=MONO,
+                    color=colour,
+                )
             else:  # from an earlier notebook: the overview draws it from its source, a you-are-here image names it
                 polyline(ax, [(R.x0, yr), (xa, yr), (xa, y0 - r)], colour, lw=2.0)
                 if S.yah:
                     dot(ax, R.x0, yr, colour)
-                    ax.text(R.x0, yr - 0.05, S.label(step.label), ha="left", va="top", fontsize=S.op, family=MONO,
-                            color=colour)
+                    ax.text(R.x0, yr - 0.05, S.label(step.label), ha="left", va="top", fontsize=S.op, family=MONO, color=colour)
         elif isinstance(step, data.Join):
             if step.src in R.boxes:
                 xk = R[step.gap]["x0"] + 0.12
-                polyline(ax, [R.right(step.src), (xk, R.right(step.src)[1]), (xk, R.left(step.dst)[1] - 0.09),
-                              R.left(step.dst, -0.09)])
+                polyline(ax, [R.right(step.src), (xk, R.right(step.src)[1]), (xk, R.left(step.dst)[1] - 0.09), R.left(step.dst, -0.09)])
         else:
             raise TypeError(f"notebook {nb:02d}: unknown step {step!r} in {data.HERE}")

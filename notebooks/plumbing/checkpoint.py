@@ -68,9 +68,13 @@ class Checkpoint:
         if self._state is None:
             return self._hf_names.get("output.weight") == self._hf_names.get("tok_embeddings.weight")
         out, emb = self._state.get("output.weight"), self._state.get("tok_embeddings.weight")
-        return (out is not None and emb is not None and out.shape == emb.shape
-                and out.untyped_storage().data_ptr() == emb.untyped_storage().data_ptr()
-                and out.storage_offset() == emb.storage_offset())
+        return (
+            out is not None
+            and emb is not None
+            and out.shape == emb.shape
+            and out.untyped_storage().data_ptr() == emb.untyped_storage().data_ptr()
+            and out.storage_offset() == emb.storage_offset()
+        )
 
     def _check_shapes(self) -> None:
         expected = self.params.expected_shapes()
@@ -129,7 +133,6 @@ class Checkpoint:
             assert self.params.n_kv_heads is not None  # __post_init__ resolves None to n_heads
             tensor = hf_unpermute(tensor, self.params.n_kv_heads)
         return tensor
-
 
     def to(self, dtype) -> CheckpointAs:
         """This checkpoint with every tensor converted to ``dtype`` when read (e.g. ``torch.float32``)."""

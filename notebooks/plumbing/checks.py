@@ -21,8 +21,7 @@ def same_bits(a, b) -> bool:
     return torch.equal(a, b)
 
 
-def check(name: str, ours, reference, *, atol: float = 0.0, rtol: float = 0.0, why: str = "",
-          show_diff: bool = True) -> None:
+def check(name: str, ours, reference, *, atol: float = 0.0, rtol: float = 0.0, why: str = "", show_diff: bool = True) -> None:
     """Compare ``ours`` with an independent ``reference``; print the verdict; raise if it fails.
 
     With ``atol == rtol == 0`` the check is bitwise: same shape, dtype and bits (:func:`same_bits`;

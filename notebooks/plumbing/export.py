@@ -41,8 +41,9 @@ def export(filename: str, tensors: Mapping, metadata: Mapping[str, str] | None =
         data = {k: v.detach().contiguous() for k, v in tensors.items()}
         umask = os.umask(0)
         os.umask(umask)
-        atomic_write(out / filename, lambda tmp: save_file(data, str(tmp), metadata={k: str(v) for k, v in meta.items()}),
-                     mode=0o666 & ~umask)  # like any file the user creates (temporary files start private)
+        atomic_write(
+            out / filename, lambda tmp: save_file(data, str(tmp), metadata={k: str(v) for k, v in meta.items()}), mode=0o666 & ~umask
+        )  # like any file the user creates (temporary files start private)
     except OSError as e:
         raise Llama3Error(f"Cannot write the export to LLAMA3_EXPORT_DIR={folder!r}: {e.strerror}.") from None
     except SafetensorError as e:  # safetensors reports its own I/O failures (a full disk) this way

@@ -13,6 +13,7 @@ from matplotlib.colors import ListedColormap
 import torch
 
 from .figure_style import styled
+
 MAX_LABELLED = 24  # above this many tokens, the axes show positions only
 
 
@@ -59,8 +60,10 @@ def mask_figure(mask, pieces):
                 text, colour = ("−∞", "white") if blocked[m, n] else ("0", "0.3")
                 ax.text(n, m, text, ha="center", va="center", fontsize=6, color=colour)
     _token_axes(ax, pieces)
-    ax.set_title(f"The causal mask for this prompt ({seqlen} token{'s' if seqlen != 1 else ''}):\n"
-                 "−∞ above the diagonal (n > m), 0 on and below it", fontsize=10)
+    ax.set_title(
+        f"The causal mask for this prompt ({seqlen} token{'s' if seqlen != 1 else ''}):\n−∞ above the diagonal (n > m), 0 on and below it",
+        fontsize=10,
+    )
     return fig
 
 
@@ -89,8 +92,11 @@ def real_heads_figure(weights, found: dict, pieces, model: str):
             labels = [ascii(piece)[1:-1] for piece in pieces]
             ax.set_xticks(range(seqlen), labels, rotation=90, fontsize=7)
             ax.set_yticks(range(seqlen), labels, fontsize=7)
-        ax.set(xlabel="key position n (the token looked at)", ylabel="query position m (the token looking)",
-               title=f"{title}: layer {layer}, head {head}")
+        ax.set(
+            xlabel="key position n (the token looked at)",
+            ylabel="query position m (the token looking)",
+            title=f"{title}: layer {layer}, head {head}",
+        )
     fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight (grey: masked, exactly 0)")
     fig.suptitle(f"Two heads of {model}, found by a rule")
     return fig

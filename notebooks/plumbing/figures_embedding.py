@@ -32,8 +32,9 @@ def _grid(ax, x0: float, values, fills: Sequence[Sequence[str | None]], fmt: str
     for r in range(n_rows):
         for c in range(n_cols):
             fill = fills[r][c]
-            ax.add_patch(Rectangle((x0 + c, -r - 1), 1, 1, facecolor=fill or "white", edgecolor="#666666",
-                                   linewidth=0.6, alpha=0.8 if fill else 1.0))
+            ax.add_patch(
+                Rectangle((x0 + c, -r - 1), 1, 1, facecolor=fill or "white", edgecolor="#666666", linewidth=0.6, alpha=0.8 if fill else 1.0)
+            )
             ax.text(x0 + c + 0.5, -r - 0.5, fmt.format(values[r][c]), ha="center", va="center", fontsize=8)
 
 
@@ -71,9 +72,11 @@ def draw_one_hot_product(one_hot, table, product, token_ids):
     middle = -min(vocab, n_tokens) / 2
     ax.text(x_e - 1.1, middle, "@", ha="center", va="center", fontsize=16)
     ax.text(x_x - 0.8, middle, "=", ha="center", va="center", fontsize=16)
-    for x0, cols, title in [(x_o, vocab, f"O: one-hot rows [{n_tokens}, {vocab}]"),
-                            (x_e, dim, f"E: the table [{vocab}, {dim}]"),
-                            (x_x, dim, f"O E [{n_tokens}, {dim}] = E[tokens]")]:
+    for x0, cols, title in [
+        (x_o, vocab, f"O: one-hot rows [{n_tokens}, {vocab}]"),
+        (x_e, dim, f"E: the table [{vocab}, {dim}]"),
+        (x_x, dim, f"O E [{n_tokens}, {dim}] = E[tokens]"),
+    ]:
         ax.text(x0 + cols / 2, 1.0, title, ha="center", va="bottom", fontsize=9)
     ax.set_xlim(x_o - 3.2, x_x + dim + 0.2)
     ax.set_ylim(-max(vocab, n_tokens) - 0.3, 1.8)
@@ -94,9 +97,9 @@ def draw_shared_rows(token_ids: Sequence[int], pieces: Sequence[str], max_shown:
 
     ids = [int(t) for t in token_ids[:max_shown]]
     colour = _colours_by_id(ids, only_repeated=True)
-    distinct = list(dict.fromkeys(ids))                 # ids in order of first occurrence
+    distinct = list(dict.fromkeys(ids))  # ids in order of first occurrence
     n, u = len(ids), len(distinct)
-    scale = (n - 1) / (u - 1) if u > 1 else 0.0          # spread the rows over the same height
+    scale = (n - 1) / (u - 1) if u > 1 else 0.0  # spread the rows over the same height
     row_y = {t: -k * scale for k, t in enumerate(distinct)}
     first_piece: dict[int, str] = {}
     for t, piece in zip(ids, pieces):
@@ -112,13 +115,20 @@ def draw_shared_rows(token_ids: Sequence[int], pieces: Sequence[str], max_shown:
         ax.plot([0.05, 0.95], [-m, row_y[t]], color=c, lw=2.2 if t in colour else 1.0, zorder=1)
         ax.text(0.0, -m, f"m={m}: {short(pieces[m])}", ha="right", va="center", fontsize=8)
     for t in distinct:
-        ax.text(1.0, row_y[t], f"row {t} {short(first_piece[t])}", ha="left", va="center", fontsize=8,
-                color="black" if t in colour else "#555555", fontweight="bold" if t in colour else "normal")
+        ax.text(
+            1.0,
+            row_y[t],
+            f"row {t} {short(first_piece[t])}",
+            ha="left",
+            va="center",
+            fontsize=8,
+            color="black" if t in colour else "#555555",
+            fontweight="bold" if t in colour else "normal",
+        )
     ax.text(0.0, 1.0, "positions (tokens)", ha="right", va="bottom", fontsize=9)
     ax.text(1.0, 1.0, "rows of tok_embeddings.weight", ha="left", va="bottom", fontsize=9)
     shown = f"first {n} of {len(token_ids)} positions" if n < len(token_ids) else f"{n} positions, {u} distinct ids"
-    ax.set_title(f"Which table row each position reads ({shown})\ncoloured: ids that occur more than once",
-                 fontsize=10)
+    ax.set_title(f"Which table row each position reads ({shown})\ncoloured: ids that occur more than once", fontsize=10)
     ax.set_xlim(-0.9, 1.9)
     ax.set_ylim(-max(n - 1, 1) - 0.7, 1.6)
     ax.axis("off")  # a diagram: positions and row labels, not a measured quantity
@@ -137,7 +147,7 @@ def draw_rows_heatmap(block, labels: Sequence[str], total_dims: int, title: str)
     """
     import matplotlib.pyplot as plt
 
-    limit = float(abs(block).max()) or 1.0               # symmetric colour scale around 0
+    limit = float(abs(block).max()) or 1.0  # symmetric colour scale around 0
     fig, ax = plt.subplots(figsize=(10, 1.5 + 0.25 * len(labels)))
     image = ax.imshow(block, cmap="PuOr", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     ax.set_yticks(range(len(labels)), labels, fontsize=8)

@@ -37,8 +37,7 @@ def activations(x, curves: dict, minimum: tuple[float, float] | None = None):
     axes[0].set(ylabel="output", title="SiLU follows ReLU far from 0")
     axes[1].set(ylim=(-0.5, 2.0), title="Close to 0: smooth, and slightly negative below 0")
     if minimum is not None:
-        axes[1].annotate(f"minimum ({minimum[0]:.3f}, {minimum[1]:.3f})", minimum, xytext=(8, -16),
-                         textcoords="offset points", fontsize=9)
+        axes[1].annotate(f"minimum ({minimum[0]:.3f}, {minimum[1]:.3f})", minimum, xytext=(8, -16), textcoords="offset points", fontsize=9)
     axes[0].legend(loc="upper left")
     return fig
 
@@ -60,12 +59,22 @@ def gate_effect(g, u, product, slopes: dict):
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6), layout="constrained")
     limit = float(product.abs().max())
-    image = ax1.imshow(product, origin="lower", cmap="PuOr_r", vmin=-limit, vmax=limit, aspect="auto",
-                       extent=(float(g[0]), float(g[-1]), float(u[0]), float(u[-1])))
+    image = ax1.imshow(
+        product,
+        origin="lower",
+        cmap="PuOr_r",
+        vmin=-limit,
+        vmax=limit,
+        aspect="auto",
+        extent=(float(g[0]), float(g[-1]), float(u[0]), float(u[-1])),
+    )
     ax1.contour(g, u, product, levels=[-4, -2, -1, -0.25, 0.25, 1, 2, 4], colors="0.25", linewidths=0.6)
     fig.colorbar(image, ax=ax1, label="SiLU(gate) × up")
-    ax1.set(xlabel="gate (a number of ffn_input @ w1.T)", ylabel="up (the same position of ffn_input @ w3.T)",
-            title="Negative gate: a small negative factor, going to 0; positive gate: up passes, scaled")
+    ax1.set(
+        xlabel="gate (a number of ffn_input @ w1.T)",
+        ylabel="up (the same position of ffn_input @ w3.T)",
+        title="Negative gate: a small negative factor, going to 0; positive gate: up passes, scaled",
+    )
     for k, (gate, slope) in enumerate(slopes.items()):
         slope = float(slope)
         ax2.plot(u, slope * u, color=OKABE_ITO[[6, 1, 3, 5, 7][k % 5]], lw=2, label=f"gate = {gate:g} (slope {slope:.2f})")

@@ -31,8 +31,15 @@ def residual_rms(rms, pieces, title: str):
         first, last = m == 0, m == seqlen - 1
         colour = OKABE_ITO[6] if last else OKABE_ITO[5] if first else cmap(0.25 + 0.5 * m / max(seqlen - 1, 1))
         label = f"position {m}: {pieces[m]!r}" if first or last else None
-        ax.plot(range(n_points), values[:, m], color=colour, lw=2.2 if first or last else 0.9,
-                alpha=1.0 if first or last else 0.6, label=label, zorder=3 if first or last else 2)
+        ax.plot(
+            range(n_points),
+            values[:, m],
+            color=colour,
+            lw=2.2 if first or last else 0.9,
+            alpha=1.0 if first or last else 0.6,
+            label=label,
+            zorder=3 if first or last else 2,
+        )
     ax.set_yscale("log")
     ax.set_xlim(0, n_points - 1)
     ticks = sorted(set(range(0, n_points, max(1, (n_points - 1) // 8))) | {n_points - 1})
@@ -64,8 +71,7 @@ def logit_lens_figure(ranks, token: str, title: str):
     values = [int(r) for r in ranks]
     fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
     ax.plot(range(len(values)), values, marker="o", ms=4, color=BLUE)
-    ax.set(yscale="log", xlabel="layers run (0: the embedding rows alone)",
-           ylabel=f"rank of {token!r} (1 = the top token)", title=title)
+    ax.set(yscale="log", xlabel="layers run (0: the embedding rows alone)", ylabel=f"rank of {token!r} (1 = the top token)", title=title)
     ax.set_yticks([1, 10, 100, 1000, 10000], ["1", "10", "100", "1,000", "10,000"])
     ax.invert_yaxis()
     return fig

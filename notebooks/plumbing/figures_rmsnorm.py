@@ -40,18 +40,35 @@ def normalisation_figure(before, divided, after_gain, gain, mean_squares, rms_af
         ax0.plot([start[0], end[0]], [start[1], end[1]], color="0.85", lw=0.8, zorder=1)
     ax0.scatter(before[:, 0], before[:, 1], color=BLUE, s=22, zorder=3, label="before: any length")
     ax0.scatter(divided[:, 0], divided[:, 1], color=GREEN, s=22, zorder=3, label="divided by its RMS: RMS 1")
-    ax0.scatter(after_gain[:, 0], after_gain[:, 1], color=VERMILION, marker="x", s=26, zorder=3,
-                label=f"times the gain g = ({gain[0].item():g}, {gain[1].item():g})")
+    ax0.scatter(
+        after_gain[:, 0],
+        after_gain[:, 1],
+        color=VERMILION,
+        marker="x",
+        s=26,
+        zorder=3,
+        label=f"times the gain g = ({gain[0].item():g}, {gain[1].item():g})",
+    )
     lim = 1.1 * float(max(before.abs().max(), divided.abs().max(), after_gain.abs().max()))
-    ax0.set(aspect="equal", xlim=(-lim, lim), ylim=(-lim, lim), xlabel="first number", ylabel="second number",
-            title="Constructed vectors of 2 numbers: the direction stays,\nthe length is set by the RMS, then by g")
+    ax0.set(
+        aspect="equal",
+        xlim=(-lim, lim),
+        ylim=(-lim, lim),
+        xlabel="first number",
+        ylabel="second number",
+        title="Constructed vectors of 2 numbers: the direction stays,\nthe length is set by the RMS, then by g",
+    )
     ax0.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
 
     ax1.plot(mean_squares, rms_after, color=BLUE, lw=2, label="sqrt(m / (m + eps))")
     ax1.axvline(eps, color=VERMILION, ls="--", lw=1, label=f"m = eps = {eps:g}")
     ax1.axhline(1.0, color="black", lw=0.8, ls=":", label="1")
-    ax1.set(xscale="log", ylim=(0, 1.08), xlabel="mean square m of a token (before dividing)",
-            ylabel="RMS after dividing",
-            title="The RMS after dividing is sqrt(m / (m + eps)):\nabout 1 when m is far above eps")
+    ax1.set(
+        xscale="log",
+        ylim=(0, 1.08),
+        xlabel="mean square m of a token (before dividing)",
+        ylabel="RMS after dividing",
+        title="The RMS after dividing is sqrt(m / (m + eps)):\nabout 1 when m is far above eps",
+    )
     ax1.legend(loc="upper left", fontsize=8)
     return fig

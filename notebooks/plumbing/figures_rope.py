@@ -24,13 +24,21 @@ def frequency_figure(freqs, wavelengths, context_length: int, seqlen: int):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
     pair = range(len(freqs))
     ax1.plot(pair, freqs, "o", ms=3, color=BLUE)
-    ax1.set(yscale="log", xlabel="pair index i", ylabel="frequency θ_i (radians per token)",
-            title="Frequencies fall geometrically with the pair index")
+    ax1.set(
+        yscale="log",
+        xlabel="pair index i",
+        ylabel="frequency θ_i (radians per token)",
+        title="Frequencies fall geometrically with the pair index",
+    )
     ax2.plot(pair, wavelengths, "o", ms=3, color=BLUE, label="wavelength 2π/θ_i")
     ax2.axhline(context_length, color=VERMILION, ls="--", label=f"context: {context_length:,} tokens")
     ax2.axhline(seqlen, color=BLACK, ls=":", label=f"this prompt: {seqlen} tokens")
-    ax2.set(yscale="log", xlabel="pair index i", ylabel="wavelength (tokens per full turn)",
-            title="Slow pairs never complete a turn within the context")
+    ax2.set(
+        yscale="log",
+        xlabel="pair index i",
+        ylabel="wavelength (tokens per full turn)",
+        title="Slow pairs never complete a turn within the context",
+    )
     ax2.legend(loc="upper left")
     return fig
 
@@ -54,8 +62,14 @@ def unit_circle_figure(freqs_cis, freqs, pairs, max_positions: int = 20):
         dots = ax.scatter(z.real, z.imag, c=range(shown), cmap="viridis", s=36, zorder=3)
         for m in range(shown):
             ax.annotate(str(m), (1.13 * z[m].real.item(), 1.13 * z[m].imag.item()), ha="center", va="center", fontsize=8)
-        ax.set(aspect="equal", xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), xlabel="first number of the pair (real part)",
-               ylabel="second number of the pair (imaginary part)", title=f"pair {i}: θ_{i} = {freqs[i].item():.3g} rad/token")
+        ax.set(
+            aspect="equal",
+            xlim=(-1.35, 1.35),
+            ylim=(-1.35, 1.35),
+            xlabel="first number of the pair (real part)",
+            ylabel="second number of the pair (imaginary part)",
+            title=f"pair {i}: θ_{i} = {freqs[i].item():.3g} rad/token",
+        )
     fig.colorbar(dots, ax=axes, shrink=0.7, label="position m (tokens)")
     fig.suptitle("Position m turns pair i by m·θ_i radians: a fast pair goes round, a slow one covers an arc")
     return fig
@@ -74,12 +88,19 @@ def distance_figure(S, distances, curves: dict):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
     image = ax1.imshow(S, cmap="cividis")
     fig.colorbar(image, ax=ax1, label="score S[m, n]")
-    ax1.set(xlabel="key position n (tokens)", ylabel="query position m (tokens)",
-            title="Constructed q and k: S[m, n] is constant\nalong every diagonal (fixed m − n)")
+    ax1.set(
+        xlabel="key position n (tokens)",
+        ylabel="query position m (tokens)",
+        title="Constructed q and k: S[m, n] is constant\nalong every diagonal (fixed m − n)",
+    )
     for (label, curve), colour in zip(curves.items(), (BLUE, VERMILION, BLACK)):
         ax2.plot(distances, curve, color=colour, lw=1, label=label)
-    ax2.set(xscale="log", xlabel="distance d = m − n (tokens)", ylabel="score / score at distance 0",
-            title="One constructed query and key, every pair 1 + i:\ntheir score falls with the distance")
+    ax2.set(
+        xscale="log",
+        xlabel="distance d = m − n (tokens)",
+        ylabel="score / score at distance 0",
+        title="One constructed query and key, every pair 1 + i:\ntheir score falls with the distance",
+    )
     ax2.legend(loc="lower left", fontsize=9)
     return fig
 
@@ -99,8 +120,12 @@ def scaling_figure(wavelengths: dict, bands: tuple):
     for y, text in ((high, f"{high:g} tokens: below, unchanged"), (low, f"{low:g} tokens: above, divided by the factor")):
         ax.axhline(y, color="0.6", ls="--", lw=1)
         ax.text(0, y * 1.25, text, fontsize=8, color="0.3")
-    ax.set(yscale="log", xlabel="pair index i", ylabel="wavelength 2π/θ_i (tokens)",
-           title=f"apply_scaling changes only the pairs whose wavelength exceeds {high:g} tokens")
+    ax.set(
+        yscale="log",
+        xlabel="pair index i",
+        ylabel="wavelength 2π/θ_i (tokens)",
+        title=f"apply_scaling changes only the pairs whose wavelength exceeds {high:g} tokens",
+    )
     ax.legend(loc="lower right")
     return fig
 
@@ -117,7 +142,11 @@ def head_by_distance_figure(by_distance: dict, title: str):
     for (label, curve), (colour, marker) in zip(by_distance.items(), ((BLUE, "o"), (VERMILION, "s"))):
         ax.plot(range(len(curve)), curve, marker=marker, ms=4, color=colour, label=label)
     ax.axvline(1, color="0.8", lw=6, zorder=0)
-    ax.set(xlabel="distance m − n (tokens; 1 = the previous token)", ylabel="mean score q_m · k_n / √head_dim",
-           xticks=range(0, len(curve), 2), title=title)
+    ax.set(
+        xlabel="distance m − n (tokens; 1 = the previous token)",
+        ylabel="mean score q_m · k_n / √head_dim",
+        xticks=range(0, len(curve), 2),
+        title=title,
+    )
     ax.legend(loc="lower left")
     return fig

@@ -30,13 +30,13 @@ def token_label(token_bytes: bytes, drawable: set[int], max_label: int = 18) -> 
     """
     text = token_bytes.decode("utf-8", errors="backslashreplace")
     text = text.replace(" ", "·").replace("\n", "↵").replace("\t", "⇥")
-    text = "".join(c if c.isprintable() and ord(c) in drawable else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
+    text = "".join(c if c.isprintable() and ord(c) in drawable else c.encode("unicode_escape").decode("ascii") for c in text)
     return text if len(text) <= max_label else text[: max_label - 1] + "…"
 
 
-def layout_spans(labels: Sequence[str], token_ids: Sequence[int], cells_per_line: int = 80,
-                 max_lines: int = 5) -> list[tuple[int, int, int, str, int]]:
+def layout_spans(
+    labels: Sequence[str], token_ids: Sequence[int], cells_per_line: int = 80, max_lines: int = 5
+) -> list[tuple[int, int, int, str, int]]:
     """Place tokens on lines of monospace character cells.
 
     Returns one ``(line, first cell, width in cells, label, id)`` per token that fits on
@@ -55,8 +55,9 @@ def layout_spans(labels: Sequence[str], token_ids: Sequence[int], cells_per_line
 
 
 @styled
-def draw_tokens(token_ids: Sequence[int], token_bytes: Sequence[bytes], special_ids,
-                max_shown: int = 64, cells_per_line: int = 80, max_lines: int = 5):
+def draw_tokens(
+    token_ids: Sequence[int], token_bytes: Sequence[bytes], special_ids, max_shown: int = 64, cells_per_line: int = 80, max_lines: int = 5
+):
     """Draw tokens as coloured spans over their text, each with its id below; return the figure.
 
     Args:
@@ -79,10 +80,8 @@ def draw_tokens(token_ids: Sequence[int], token_bytes: Sequence[bytes], special_
         colour = PURPLE if token_id in special_ids else (ORANGE, SKY_BLUE)[k % 2]
         top = -2.6 * line
         ax.add_patch(Rectangle((x, top - 1), width - 0.2, 1, facecolor=colour, alpha=0.55, linewidth=0))
-        ax.text(x + (width - 0.2) / 2, top - 0.5, label, ha="center", va="center", fontsize=12,
-                family=MONO_FONT, parse_math=False)
-        ax.text(x + (width - 0.2) / 2, top - 1.5, str(token_id), ha="center", va="center", fontsize=9,
-                color="#333333")
+        ax.text(x + (width - 0.2) / 2, top - 0.5, label, ha="center", va="center", fontsize=12, family=MONO_FONT, parse_math=False)
+        ax.text(x + (width - 0.2) / 2, top - 1.5, str(token_id), ha="center", va="center", fontsize=9, color="#333333")
     n = len(token_ids)
     shown = f"first {len(spans)} of {n} tokens shown" if len(spans) < n else f"{n} token{'s' * (n > 1)}"
     ax.set_title(f"The prompt as tokens: each coloured span is one token, its id below ({shown})")

@@ -84,19 +84,26 @@ def submissions(folder: Path, skip: Path | None = None) -> list[tuple[str, Path]
     from .paths import display_path
 
     if not folder.is_dir():
-        raise Llama3Error(f"no folder at {display_path(folder)}; give the folder of the submissions "
-                          "(FOLDER/<student>/NN_name.ipynb or FOLDER/<student>_NN_name.ipynb)")
+        raise Llama3Error(
+            f"no folder at {display_path(folder)}; give the folder of the submissions "
+            "(FOLDER/<student>/NN_name.ipynb or FOLDER/<student>_NN_name.ipynb)"
+        )
 
     def visible(p: Path) -> bool:
         return not p.name.startswith((".", "__")) and (skip is None or p.resolve() != skip.resolve())
 
     found = [(student_of(p, folder.resolve().name), p) for p in folder.glob("*.ipynb") if p.is_file() and visible(p)]
     for sub in (p for p in folder.iterdir() if p.is_dir() and visible(p)):  # nbgrader's: <student>/<assignment>/
-        found += [(sub.name, p) for p in sub.rglob("*.ipynb")
-                  if p.is_file() and all(visible(part) for part in [p, *p.relative_to(sub).parents][:-1])]
+        found += [
+            (sub.name, p)
+            for p in sub.rglob("*.ipynb")
+            if p.is_file() and all(visible(part) for part in [p, *p.relative_to(sub).parents][:-1])
+        ]
     if not found:
-        raise Llama3Error(f"no notebook (*.ipynb) in {display_path(folder)} or its subfolders; give the folder of the "
-                          "submissions (FOLDER/<student>/NN_name.ipynb or FOLDER/<student>_NN_name.ipynb)")
+        raise Llama3Error(
+            f"no notebook (*.ipynb) in {display_path(folder)} or its subfolders; give the folder of the "
+            "submissions (FOLDER/<student>/NN_name.ipynb or FOLDER/<student>_NN_name.ipynb)"
+        )
     return sorted(found, key=lambda item: (item[0], item[1].name))
 
 
@@ -135,11 +142,30 @@ def rows(graded: list[Graded]) -> list[dict]:
     out = []
     for g in graded:
         if g.report is None:
-            out.append(dict(student=g.student, notebook=g.notebook, grade_id="", title="not gradable",
-                            status="error", points=0, max_points=g.max_points))
+            out.append(
+                dict(
+                    student=g.student,
+                    notebook=g.notebook,
+                    grade_id="",
+                    title="not gradable",
+                    status="error",
+                    points=0,
+                    max_points=g.max_points,
+                )
+            )
         else:
-            out += [dict(student=g.student, notebook=g.notebook, grade_id=r.grade_id, title=r.title, status=r.status,
-                         points=r.points, max_points=r.max_points) for r in g.report.results]
+            out += [
+                dict(
+                    student=g.student,
+                    notebook=g.notebook,
+                    grade_id=r.grade_id,
+                    title=r.title,
+                    status=r.status,
+                    points=r.points,
+                    max_points=r.max_points,
+                )
+                for r in g.report.results
+            ]
     return out
 
 
@@ -165,8 +191,10 @@ def deep_dives_elsewhere(result, series: str) -> str:
     """Where the deep dives a step's hints name are (the student edition leaves them out), or ``""``."""
     if not any("deep dive" in hint for hint in hints_for(result)):
         return ""
-    return (f"The deep dives named are not in your notebook: they are in the series' `{series}` and on the course "
-            "site, and they show the step's code.")
+    return (
+        f"The deep dives named are not in your notebook: they are in the series' `{series}` and on the course "
+        "site, and they show the step's code."
+    )
 
 
 def feedback(student: str, graded: list[Graded]) -> str:
@@ -176,15 +204,25 @@ def feedback(student: str, graded: list[Graded]) -> str:
     lines = [f"# Feedback for {student}", ""]
     for g in sorted(graded, key=lambda g: (g.notebook, g.name)):
         if g.report is None:
-            lines += [f"## {g.name}: not graded, 0/{g.max_points} points", "",
-                      f"The grader could not grade `{g.name}`: {g.error}", "",
-                      "Submit the notebook you worked in, as Jupyter saved it: the student edition's file "
-                      "(for example `03_rmsnorm.ipynb`), with its graded cells.", ""]
+            lines += [
+                f"## {g.name}: not graded, 0/{g.max_points} points",
+                "",
+                f"The grader could not grade `{g.name}`: {g.error}",
+                "",
+                "Submit the notebook you worked in, as Jupyter saved it: the student edition's file "
+                "(for example `03_rmsnorm.ipynb`), with its graded cells.",
+                "",
+            ]
             continue
         tasks = {s.grade_id: s.task for s in steps_of(Path(g.report.series))}
-        lines += [f"## {g.report.series}: {g.report.points}/{g.report.max_points} points", "",
-                  f"Graded file: `{g.name}`", "", "| step | what it computes | status | points |",
-                  "| --- | --- | --- | --- |"]
+        lines += [
+            f"## {g.report.series}: {g.report.points}/{g.report.max_points} points",
+            "",
+            f"Graded file: `{g.name}`",
+            "",
+            "| step | what it computes | status | points |",
+            "| --- | --- | --- | --- |",
+        ]
         lines += [f"| `{r.grade_id}` | {r.title} | {r.status} | {r.points}/{r.max_points} |" for r in g.report.results]
         lines.append("")
         for r in (r for r in g.report.results if r.status != "passed"):
@@ -196,17 +234,20 @@ def feedback(student: str, graded: list[Graded]) -> str:
                 if where := deep_dives_elsewhere(r, g.report.series):
                     lines += [where, ""]
             if r.status == "not attempted" and r.grade_id in tasks:
-                lines += ["What to write, in place of `raise NotImplementedError()` between `### BEGIN SOLUTION` "
-                          "and `### END SOLUTION`:", "", *[f"> {line}  " for line in tasks[r.grade_id].splitlines()],
-                          ""]
-    points, max_points = sum(g.points for g in graded), sum(g.report.max_points if g.report else g.max_points
-                                                              for g in graded)
+                lines += [
+                    "What to write, in place of `raise NotImplementedError()` between `### BEGIN SOLUTION` and `### END SOLUTION`:",
+                    "",
+                    *[f"> {line}  " for line in tasks[r.grade_id].splitlines()],
+                    "",
+                ]
+    points, max_points = sum(g.points for g in graded), sum(g.report.max_points if g.report else g.max_points for g in graded)
     lines.append(f"**Total: {points}/{max_points} points**")
     return "\n".join(lines) + "\n"
 
 
-def grade_folder(folder: str | Path, out: str | Path | None = None, *, checkpoint=None,
-                 progress: Callable[[str], None] = print) -> list[Graded]:
+def grade_folder(
+    folder: str | Path, out: str | Path | None = None, *, checkpoint=None, progress: Callable[[str], None] = print
+) -> list[Graded]:
     """Grade every submission in ``folder`` and write ``OUT/grades.csv`` and ``OUT/feedback/<student>.md``.
 
     Args:

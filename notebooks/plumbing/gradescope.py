@@ -27,15 +27,18 @@ from typing import Any
 from .errors import Llama3Error
 from .gradebook import deep_dives_elsewhere, hints_for
 
-SUBMIT = ("Submit the notebooks you worked in, as Jupyter saved them: the student edition's files (for example "
-          "03_rmsnorm.ipynb), with their graded cells.")
+SUBMIT = (
+    "Submit the notebooks you worked in, as Jupyter saved them: the student edition's files (for example "
+    "03_rmsnorm.ipynb), with their graded cells."
+)
 
 
 def notebooks_in(folder: Path) -> list[Path]:
     """Every ``*.ipynb`` under ``folder``, sorted by depth, then path; hidden files and folders and ``__MACOSX`` left
     out."""
-    found = [p for p in folder.rglob("*.ipynb") if p.is_file()
-             and not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts)]
+    found = [
+        p for p in folder.rglob("*.ipynb") if p.is_file() and not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts)
+    ]
     return sorted(found, key=lambda p: (len(p.relative_to(folder).parts), p.relative_to(folder).as_posix()))
 
 
@@ -68,8 +71,7 @@ def step_output(result, task: str = "", series: str = "") -> str:
         if series and (where := deep_dives_elsewhere(result, series)):
             lines.append(where)
     if result.status == "not attempted" and task:
-        lines += ["", "What to write, in place of raise NotImplementedError() between ### BEGIN SOLUTION and "
-                      "### END SOLUTION:", task]
+        lines += ["", "What to write, in place of raise NotImplementedError() between ### BEGIN SOLUTION and ### END SOLUTION:", task]
     return "\n".join(lines)
 
 
@@ -114,13 +116,28 @@ def results(submission: str | Path, checkpoint=None) -> dict:
         except Exception as e:  # the file, not the setup: its steps get 0, with the reason
             error = (str(e) if isinstance(e, Llama3Error) else f"{type(e).__name__}: {e}").replace(display_path(path), name)
             summary.append(f"{name}: not graded as {series.name}, 0/{sum(s.points for s in steps)} points: {error}")
-            tests += [{"name": f"{s.grade_id}: {s.title}", "score": 0, "max_score": s.points, "status": "failed",
-                       "output": f"not graded: {error}\n{SUBMIT}"} for s in steps]
+            tests += [
+                {
+                    "name": f"{s.grade_id}: {s.title}",
+                    "score": 0,
+                    "max_score": s.points,
+                    "status": "failed",
+                    "output": f"not graded: {error}\n{SUBMIT}",
+                }
+                for s in steps
+            ]
             continue
         summary.append(f"{name}: graded as {series.name}, {report.points}/{report.max_points} points")
-        tests += [{"name": f"{r.grade_id}: {r.title}", "score": r.points, "max_score": r.max_points,
-                   "status": "passed" if r.status == "passed" else "failed",
-                   "output": step_output(r, tasks.get(r.grade_id, ""), series.name)} for r in report.results]
+        tests += [
+            {
+                "name": f"{r.grade_id}: {r.title}",
+                "score": r.points,
+                "max_score": r.max_points,
+                "status": "passed" if r.status == "passed" else "failed",
+                "output": step_output(r, tasks.get(r.grade_id, ""), series.name),
+            }
+            for r in report.results
+        ]
     if not chosen:
         summary.append(f"No notebook of the series in the submission, so nothing was graded. {SUBMIT}")
     score = sum(t["score"] for t in tests)

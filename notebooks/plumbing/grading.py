@@ -44,14 +44,33 @@ from pathlib import Path
 from typing import cast
 
 from .errors import Llama3Error
-from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, \
-    untouched
+from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, untouched
 from .grading_compare import compare
+from .grading_context import Context
 from .grading_kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
 
-__all__ = ["BEGIN", "END", "FORBIDDEN_MODULES", "CAPTURE_ENV", "TIMEOUT", "NOT_ATTEMPTED", "Step", "Result", "Report",
-           "Context", "capture", "compare", "execute", "grade", "learner_region", "series_notebook", "shortcuts_in",
-           "solution_region", "steps_of", "stub"]
+__all__ = [
+    "BEGIN",
+    "END",
+    "FORBIDDEN_MODULES",
+    "CAPTURE_ENV",
+    "TIMEOUT",
+    "NOT_ATTEMPTED",
+    "Step",
+    "Result",
+    "Report",
+    "Context",
+    "capture",
+    "compare",
+    "execute",
+    "grade",
+    "learner_region",
+    "series_notebook",
+    "shortcuts_in",
+    "solution_region",
+    "steps_of",
+    "stub",
+]
 
 NOT_ATTEMPTED = "NotImplementedError"  # the stub's exception: a step whose cell raises it was not attempted
 BEFORE = ".before"  # the suffix of a step's capture of its inputs before its cell runs
@@ -135,63 +154,16 @@ class Report:
         return "\n".join(lines)
 
     def json(self) -> str:
-        return json.dumps({"notebook": self.notebook, "series": self.series, "points": self.points,
-                           "max_points": self.max_points, "steps": [asdict(r) for r in self.results]}, indent=1)
-
-
-class Context:
-    """What a step's check may use besides the student's values: the grader's checkpoint and Meta's code."""
-
-    def __init__(self, checkpoint):
-        self.checkpoint = checkpoint
-        self.params = checkpoint.params
-        self._tokens, self._outputs = None, {}
-
-    def weight(self, name: str):
-        """A tensor of the checkpoint by Meta's name (``"layers.0.attention.wq.weight"``)."""
-        return self.checkpoint.get(name)
-
-    @property
-    def tokens(self) -> list[int]:
-        """The default prompt's token ids, as the notebooks' setup gives them (:func:`plumbing.inputs.setup`)."""
-        if self._tokens is None:
-            from .inputs import DEFAULT_PROMPT
-            from .tokenizer import tokenizer_path
-            from .tokenizer_child import tokenize_out_of_process
-
-            self._tokens = tokenize_out_of_process(tokenizer_path(self.checkpoint.source), DEFAULT_PROMPT)[0]
-        return self._tokens
-
-    @property
-    def token_ids(self):
-        """:attr:`tokens` as the notebooks hold them: [seqlen] int64."""
-        import torch
-
-        return torch.tensor(self.tokens, dtype=torch.int64)
-
-    def meta_output(self, name: str, *more: str):
-        """What Meta's submodule ``name`` (``"layers.0.attention_norm"``) returns on :attr:`tokens`, without the batch
-        axis (:func:`plumbing.reference.run`; the embedding rows for ``"tok_embeddings"``); with ``more`` names, a
-        tuple of each's, from one forward pass."""
-        import torch
-
-        from .reference import run
-
-        names = (name, *more)
-        missing = [n for n in names if n not in self._outputs and n != "tok_embeddings"]
-        if missing:
-            with torch.inference_mode():
-                self._outputs.update(run(self.checkpoint, self.tokens, missing))
-        rows = self.weight("tok_embeddings.weight")[torch.as_tensor(self.tokens)]  # Meta's nn.Embedding: the rows
-        found = tuple(rows if n == "tok_embeddings" else self._outputs[n] for n in names)
-        return found if more else found[0]
-
-    @property
-    def meta(self):
-        """Meta's ``llama_models/llama3/model.py`` (:func:`plumbing.reference.meta_model_code`)."""
-        from .reference import meta_model_code
-
-        return meta_model_code()
+        return json.dumps(
+            {
+                "notebook": self.notebook,
+                "series": self.series,
+                "points": self.points,
+                "max_points": self.max_points,
+                "steps": [asdict(r) for r in self.results],
+            },
+            indent=1,
+        )
 
 
 def series_notebook(path: Path, nb=None) -> Path:
@@ -207,8 +179,10 @@ def series_notebook(path: Path, nb=None) -> Path:
     if len(found) == 1:
         return found[0]
     names = ", ".join(series.name for series in series_notebooks())
-    raise Llama3Error(f"{path.name} is not a notebook of the series: its name is none of {names}, and its graded cells "
-                      "(nbgrader metadata) do not name one notebook")
+    raise Llama3Error(
+        f"{path.name} is not a notebook of the series: its name is none of {names}, and its graded cells "
+        "(nbgrader metadata) do not name one notebook"
+    )
 
 
 def steps_of(series: Path) -> list[Step]:
@@ -268,18 +242,18 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
                 continue
             if s is not None:  # its inputs as earlier cells left them, and the tripwires on its solution lines
                 if s.inputs:
-                    code = (f"__import__('plumbing.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), "
-                            f"{_inputs_expression(s)!r})")
+                    code = f"__import__('plumbing.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), {_inputs_expression(s)!r})"
                     run_cells.append(nbformat.v4.new_code_cell(code))
                 region = learner_region(cell, series_cells.get(s.cell))
                 first, last_line = (region[1] + 1, region[2]) if region else (1, len(cell.source.split("\n")))
-                code = (f"__import__('plumbing.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
-                        f"{last_line}, {tuple(s.shortcuts)!r})")
+                code = (
+                    f"__import__('plumbing.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
+                    f"{last_line}, {tuple(s.shortcuts)!r})"
+                )
                 run_cells.append(nbformat.v4.new_code_cell(code))
             run_cells.append(cell)
             for s in captures.get(id(cell), []):
-                code = (f"__import__('plumbing.grading').grading.capture({s.grade_id!r}, globals(), "
-                        f"{s.capture!r})")
+                code = f"__import__('plumbing.grading').grading.capture({s.grade_id!r}, globals(), {s.capture!r})"
                 run_cells.append(nbformat.v4.new_code_cell(code))
         run = nbformat.v4.new_notebook(cells=run_cells, metadata=nb.metadata)
         stopped = execute(run, series.parent, capture_dir, timeout)
@@ -288,8 +262,17 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
         produced: dict[str, object] = {}  # the values of the steps that passed, by name: what later steps must be given
         for s in steps:
             clean = all(r.status == "passed" for r in report.results)
-            result = _grade_step(s, solution[s.grade_id], capture_dir, context, torch, timeout, stopped,
-                                 produced if clean else None, series_cells.get(s.cell))
+            result = _grade_step(
+                s,
+                solution[s.grade_id],
+                capture_dir,
+                context,
+                torch,
+                timeout,
+                stopped,
+                produced if clean else None,
+                series_cells.get(s.cell),
+            )
             if result.status == "passed":
                 values = torch.load(capture_dir / f"{s.grade_id}.pt", weights_only=False)
                 produced.update({k: v for k, v in values.items() if k not in s.inputs})
@@ -335,8 +318,7 @@ def _inputs_expression(s: Step) -> str:
     return "{" + ", ".join(f"{n!r}: {items[n]}" for n in s.inputs) + "}"
 
 
-def _input_problems(s: Step, values: dict, capture_dir: Path, context: Context, torch, produced: dict | None
-                    ) -> list[str]:
+def _input_problems(s: Step, values: dict, capture_dir: Path, context: Context, torch, produced: dict | None) -> list[str]:
     """The step's inputs changed by its own cell, or (while every earlier step passed: ``produced``, their values)
     not what those steps gave, nor what the reference chain gives."""
     saved = capture_dir / f"{s.grade_id}{BEFORE}.pt"
@@ -354,13 +336,24 @@ def _input_problems(s: Step, values: dict, capture_dir: Path, context: Context, 
     for name, expected in expected_inputs.items():
         found = compare(name, before[name], expected)
         if found:
-            problems += [f"the input {p}, against what the earlier steps, the checkpoint and Meta's code give "
-                         "(a cell before this step changed it)" for p in found]
+            problems += [
+                f"the input {p}, against what the earlier steps, the checkpoint and Meta's code give (a cell before this step changed it)"
+                for p in found
+            ]
     return problems
 
 
-def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeout: int = 0, stopped: str = "",
-                produced: dict | None = None, series_cell=None) -> Result:
+def _grade_step(
+    s: Step,
+    cell,
+    capture_dir: Path,
+    context: Context,
+    torch,
+    timeout: int = 0,
+    stopped: str = "",
+    produced: dict | None = None,
+    series_cell=None,
+) -> Result:
     def result(status, detail=""):
         return Result(s.grade_id, s.title, status, s.points if status == "passed" else 0, s.points, detail)
 
@@ -375,8 +368,10 @@ def _grade_step(s: Step, cell, capture_dir: Path, context: Context, torch, timeo
     tripped = capture_dir / f"{s.grade_id}.shortcut"
     if tripped.exists():
         named = {f.split()[1].split(".")[-1] for f in found if f.startswith("calls ")}  # the source check's names
-        found = sorted(set(found) | {t for t in tripped.read_text(encoding="utf-8").splitlines()
-                                     if not (t.startswith("calls ") and t.split()[1] in named)})
+        found = sorted(
+            set(found)
+            | {t for t in tripped.read_text(encoding="utf-8").splitlines() if not (t.startswith("calls ") and t.split()[1] in named)}
+        )
     if found:
         return result("shortcut", "; ".join(found) + ": this step is to be written by hand")
     if error and error[0] == "KeyboardInterrupt":

@@ -26,11 +26,11 @@ def solution_region(cell) -> tuple[str, int, int] | None:
     if begin or end:
         if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
             return None
-        return "\n".join(lines[begin[0] + 1:end[0]]), begin[0] + 1, end[0]
+        return "\n".join(lines[begin[0] + 1 : end[0]]), begin[0] + 1, end[0]
     first, last = cell.get("metadata", {}).get("llama3", {}).get("solution_lines", (0, -1))
     if not 1 <= first <= last <= len(lines):
         return None
-    return "\n".join(lines[first - 1:last]), first - 1, last
+    return "\n".join(lines[first - 1 : last]), first - 1, last
 
 
 def left_out(series_cell) -> bool:
@@ -53,9 +53,9 @@ def learner_region(cell, series_cell=None) -> tuple[str, int, int] | None:
     lines = cell["source"].split("\n")
     stripped = [line.rstrip() for line in lines]
     end = len(lines) - len(after)
-    if end < len(before) or stripped[:len(before)] != before or stripped[end:] != after:
+    if end < len(before) or stripped[: len(before)] != before or stripped[end:] != after:
         return None
-    return "\n".join(lines[len(before):end]), len(before), end
+    return "\n".join(lines[len(before) : end]), len(before), end
 
 
 def stub(cell, task: str) -> str:
@@ -67,8 +67,10 @@ def stub(cell, task: str) -> str:
     """
     region = solution_region(cell)
     if region is None:
-        raise Llama3Error("a graded cell needs metadata llama3.solution_lines = [first, last] within its "
-                          f"{len(cell['source'].split(chr(10)))} lines:\n{cell['source']}")
+        raise Llama3Error(
+            "a graded cell needs metadata llama3.solution_lines = [first, last] within its "
+            f"{len(cell['source'].split(chr(10)))} lines:\n{cell['source']}"
+        )
     lines = cell["source"].split("\n")
     _, b, e = region
     indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
@@ -99,7 +101,11 @@ def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}" for m in modules if m.startswith(FORBIDDEN_MODULES)]
-        elif isinstance(node, ast.Attribute) and node.attr == "reference" and isinstance(node.value, ast.Name) \
-                and node.value.id == "plumbing":
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "reference"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "plumbing"
+        ):
             found.append("uses plumbing.reference (Meta's code)")
     return sorted(set(found))

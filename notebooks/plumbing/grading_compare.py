@@ -37,8 +37,11 @@ def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) 
     if differ.any():
         at = [int(i) for i in differ.nonzero()[0]]
         first = f"; first at {at}: {a[tuple(at)].item():.6g} instead of {b[tuple(at)].item():.6g}"
-    within = f", tolerance {f'rtol {rtol:g}' if rtol else ''}{' + ' if rtol and atol else ''}{f'atol {atol:g}' if atol else ''}" \
-        if atol or rtol else ""
+    within = (
+        f", tolerance {f'rtol {rtol:g}' if rtol else ''}{' + ' if rtol and atol else ''}{f'atol {atol:g}' if atol else ''}"
+        if atol or rtol
+        else ""
+    )
     return [f"{name}: {int(differ.sum())} of {a.numel():,} values differ (max abs diff {diff:.3g}{within}){first}"]
 
 

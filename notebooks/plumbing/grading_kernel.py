@@ -65,9 +65,16 @@ def execute(nb, folder: Path, capture_dir: Path, timeout: int = TIMEOUT) -> str:
     drop = ("LLAMA3_PROMPT", "LLAMA3_EXPORT_DIR")  # the default prompt, nothing written; LLAMA3_DIR stays
     env = {**{k: v for k, v in os.environ.items() if k not in drop}, CAPTURE_ENV: str(capture_dir), "MPLBACKEND": "agg"}
     with _kernel_config() as config:
-        client = NotebookClient(nb, config=config, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                interrupt_on_timeout=True, record_timing=False,
-                                resources={"metadata": {"path": str(folder)}})
+        client = NotebookClient(
+            nb,
+            config=config,
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            record_timing=False,
+            resources={"metadata": {"path": str(folder)}},
+        )
         try:
             client.execute(env=env)
         except DeadKernelError as e:  # out of memory, os._exit(), ...

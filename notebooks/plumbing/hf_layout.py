@@ -73,11 +73,18 @@ def hf_config(params) -> dict:
     ``rope_scaling`` when ``use_scaled_rope`` (the constants of ``params.rope_scaling``: factor 32 for Llama 3.2 1B
     and 3B) and ``tie_word_embeddings`` as ``params.tied_embeddings``."""
     config = {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": params.dim,
-        "num_hidden_layers": params.n_layers, "num_attention_heads": params.n_heads,
-        "num_key_value_heads": params.n_kv_heads, "vocab_size": params.vocab_size,
-        "intermediate_size": params.ffn_hidden_dim, "rms_norm_eps": params.norm_eps,
-        "rope_theta": params.rope_theta, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": params.dim,
+        "num_hidden_layers": params.n_layers,
+        "num_attention_heads": params.n_heads,
+        "num_key_value_heads": params.n_kv_heads,
+        "vocab_size": params.vocab_size,
+        "intermediate_size": params.ffn_hidden_dim,
+        "rms_norm_eps": params.norm_eps,
+        "rope_theta": params.rope_theta,
+        "max_position_embeddings": 8192,
+        "torch_dtype": "bfloat16",
         "tie_word_embeddings": params.tied_embeddings,
     }
     if params.use_scaled_rope:

@@ -85,8 +85,11 @@ def setup() -> Inputs:
     if folder is None and not standin_complete():
         from .paths import STANDIN_DIR
 
-        print(f"building the synthetic stand-in checkpoint in {display_path(STANDIN_DIR)} "
-              "(once, about 20 s and 2.1 GB; `make run` does this too) ...", file=sys.stderr)
+        print(
+            f"building the synthetic stand-in checkpoint in {display_path(STANDIN_DIR)} "
+            "(once, about 20 s and 2.1 GB; `make run` does this too) ...",
+            file=sys.stderr,
+        )
         build_standin(progress=True)
     return _inputs(folder, prompt())
 

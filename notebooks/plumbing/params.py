@@ -31,17 +31,44 @@ LLAMA3_8B_PARAMS = {
 MODELS = {
     "Meta-Llama-3-8B": LLAMA3_8B_PARAMS,
     "Llama-3.1-8B": {**LLAMA3_8B_PARAMS, "use_scaled_rope": True},
-    "Llama-3.2-1B": {"dim": 2048, "n_layers": 16, "n_heads": 32, "n_kv_heads": 8, "vocab_size": 128256,
-                     "ffn_dim_multiplier": 1.5, "multiple_of": 256, "norm_eps": 1e-05, "rope_theta": 500000.0,
-                     "use_scaled_rope": True},
-    "Llama-3.2-3B": {"dim": 3072, "n_layers": 28, "n_heads": 24, "n_kv_heads": 8, "vocab_size": 128256,
-                     "ffn_dim_multiplier": 1.0, "multiple_of": 256, "norm_eps": 1e-05, "rope_theta": 500000.0,
-                     "use_scaled_rope": True},
+    "Llama-3.2-1B": {
+        "dim": 2048,
+        "n_layers": 16,
+        "n_heads": 32,
+        "n_kv_heads": 8,
+        "vocab_size": 128256,
+        "ffn_dim_multiplier": 1.5,
+        "multiple_of": 256,
+        "norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "use_scaled_rope": True,
+    },
+    "Llama-3.2-3B": {
+        "dim": 3072,
+        "n_layers": 28,
+        "n_heads": 24,
+        "n_kv_heads": 8,
+        "vocab_size": 128256,
+        "ffn_dim_multiplier": 1.0,
+        "multiple_of": 256,
+        "norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "use_scaled_rope": True,
+    },
 }
 #: SmolLM2-135M-Instruct's ``params.json`` as ``python -m plumbing build-smollm2`` writes it from its GGUF's metadata:
 #: a real trained model with the Llama architecture, not Llama 3 (:mod:`plumbing.smollm2`).
-SMOLLM2_PARAMS = {"dim": 576, "n_layers": 30, "n_heads": 9, "n_kv_heads": 3, "vocab_size": 49152, "multiple_of": 256,
-                  "norm_eps": 1e-05, "rope_theta": 100000.0, "use_scaled_rope": False}
+SMOLLM2_PARAMS = {
+    "dim": 576,
+    "n_layers": 30,
+    "n_heads": 9,
+    "n_kv_heads": 3,
+    "vocab_size": 49152,
+    "multiple_of": 256,
+    "norm_eps": 1e-05,
+    "rope_theta": 100000.0,
+    "use_scaled_rope": False,
+}
 #: Every model whose shapes :attr:`ModelParams.model_shape` recognises: :data:`MODELS` and SmolLM2.
 KNOWN_SHAPES = {**MODELS, "SmolLM2-135M-Instruct": SMOLLM2_PARAMS}
 #: Models whose ``output.weight`` is ``tok_embeddings.weight`` (one table, counted once).
@@ -151,6 +178,7 @@ class ModelParams:
 
         Llama 3 8B and 3.1 8B share their shapes; they differ in ``use_scaled_rope``, which decides between them.
         """
+
         def sizes(p):
             return p.dim, p.n_heads, p.n_kv_heads, p.vocab_size, p.ffn_hidden_dim
 
@@ -170,23 +198,34 @@ class ModelParams:
         """
         hf = self.extra.get("rope_scaling") or {}
         if hf.get("rope_type", hf.get("type")) == "llama3":
-            return {"factor": float(hf.get("factor", 8.0)), "low_freq_factor": float(hf.get("low_freq_factor", 1.0)),
-                    "high_freq_factor": float(hf.get("high_freq_factor", 4.0)),
-                    "original_max_position_embeddings": int(hf.get("original_max_position_embeddings", 8192)),
-                    "source": "config.json's rope_scaling"}
-        meta = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
-                "source": "Meta's apply_scaling (hard-coded)"}
+            return {
+                "factor": float(hf.get("factor", 8.0)),
+                "low_freq_factor": float(hf.get("low_freq_factor", 1.0)),
+                "high_freq_factor": float(hf.get("high_freq_factor", 4.0)),
+                "original_max_position_embeddings": int(hf.get("original_max_position_embeddings", 8192)),
+                "source": "config.json's rope_scaling",
+            }
+        meta = {
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+            "source": "Meta's apply_scaling (hard-coded)",
+        }
         shape = self.model_shape
         if shape in ROPE_SCALING_FACTORS:
-            meta.update(factor=ROPE_SCALING_FACTORS[shape],
-                        source=f"{shape.replace('-', ' ')}'s config.json (Meta's apply_scaling hard-codes 8, Llama 3.1's)")
+            meta.update(
+                factor=ROPE_SCALING_FACTORS[shape],
+                source=f"{shape.replace('-', ' ')}'s config.json (Meta's apply_scaling hard-codes 8, Llama 3.1's)",
+            )
         return meta
 
     def rope_scaling_line(self) -> str:
         """One line for printing: whether RoPE is scaled, the factor and where it came from."""
         if not self.use_scaled_rope:
             return "RoPE scaling: none (use_scaled_rope is false" + (
-                ")" if self.model_shape == "SmolLM2-135M-Instruct" else ", as in Llama 3)")
+                ")" if self.model_shape == "SmolLM2-135M-Instruct" else ", as in Llama 3)"
+            )
         c = self.rope_scaling
         return f"RoPE scaling: factor {c['factor']:g}, from {c['source']}"
 
@@ -205,17 +244,19 @@ class ModelParams:
         shapes = {"tok_embeddings.weight": (self.vocab_size, d), "norm.weight": (d,), "output.weight": (self.vocab_size, d)}
         for i in range(self.n_layers):
             p = f"layers.{i}."
-            shapes.update({
-                p + "attention_norm.weight": (d,),
-                p + "attention.wq.weight": (self.n_heads * hd, d),
-                p + "attention.wk.weight": (self.n_kv_heads * hd, d),
-                p + "attention.wv.weight": (self.n_kv_heads * hd, d),
-                p + "attention.wo.weight": (d, self.n_heads * hd),
-                p + "ffn_norm.weight": (d,),
-                p + "feed_forward.w1.weight": (hidden, d),
-                p + "feed_forward.w2.weight": (d, hidden),
-                p + "feed_forward.w3.weight": (hidden, d),
-            })
+            shapes.update(
+                {
+                    p + "attention_norm.weight": (d,),
+                    p + "attention.wq.weight": (self.n_heads * hd, d),
+                    p + "attention.wk.weight": (self.n_kv_heads * hd, d),
+                    p + "attention.wv.weight": (self.n_kv_heads * hd, d),
+                    p + "attention.wo.weight": (d, self.n_heads * hd),
+                    p + "ffn_norm.weight": (d,),
+                    p + "feed_forward.w1.weight": (hidden, d),
+                    p + "feed_forward.w2.weight": (d, hidden),
+                    p + "feed_forward.w3.weight": (hidden, d),
+                }
+            )
         return shapes
 
     @property

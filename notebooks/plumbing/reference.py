@@ -35,10 +35,32 @@ from __future__ import annotations
 
 from .reference_code import meta_generation_code, meta_model_code
 from .reference_generate import encode_dialog_prompt, generate, tokenizer
-from .reference_modules import (META_APPLY_SCALING, attention, feed_forward, mask, model_args, precompute_freqs_cis,
-                                rms_norm, transformer_block)
+from .reference_modules import (
+    META_APPLY_SCALING,
+    attention,
+    feed_forward,
+    mask,
+    model_args,
+    precompute_freqs_cis,
+    rms_norm,
+    transformer_block,
+)
 from .reference_run import run, transformer
 
-__all__ = ["META_APPLY_SCALING", "meta_model_code", "meta_generation_code", "generate", "tokenizer",
-           "encode_dialog_prompt", "model_args", "precompute_freqs_cis", "rms_norm", "attention", "feed_forward",
-           "transformer_block", "transformer", "run", "mask"]
+__all__ = [
+    "META_APPLY_SCALING",
+    "meta_model_code",
+    "meta_generation_code",
+    "generate",
+    "tokenizer",
+    "encode_dialog_prompt",
+    "model_args",
+    "precompute_freqs_cis",
+    "rms_norm",
+    "attention",
+    "feed_forward",
+    "transformer_block",
+    "transformer",
+    "run",
+    "mask",
+]

@@ -37,8 +37,13 @@ def _plain_fairscale() -> dict:
         def __init__(self, num_embeddings, embedding_dim, init_method=None, **_):
             super().__init__(num_embeddings, embedding_dim)
 
-    names = ("fairscale", "fairscale.nn", "fairscale.nn.model_parallel",
-             "fairscale.nn.model_parallel.initialize", "fairscale.nn.model_parallel.layers")
+    names = (
+        "fairscale",
+        "fairscale.nn",
+        "fairscale.nn.model_parallel",
+        "fairscale.nn.model_parallel.initialize",
+        "fairscale.nn.model_parallel.layers",
+    )
     mods: dict[str, Any] = {name: types.ModuleType(name) for name in names}  # stand-in modules, given attributes below
     layers, init = mods["fairscale.nn.model_parallel.layers"], mods["fairscale.nn.model_parallel.initialize"]
     layers.ColumnParallelLinear, layers.RowParallelLinear = ColumnParallelLinear, RowParallelLinear
@@ -64,8 +69,9 @@ def meta_model_code():
     if name in sys.modules:
         return sys.modules[name]
     if importlib.util.find_spec("llama_models") is None:
-        raise Llama3Error("Meta's reference code is missing: install the pinned requirements "
-                          "(`make setup`, or `pip install llama-models==0.3.0`).")
+        raise Llama3Error(
+            "Meta's reference code is missing: install the pinned requirements (`make setup`, or `pip install llama-models==0.3.0`)."
+        )
     stubs = _plain_fairscale() if importlib.util.find_spec("fairscale") is None else {}
     sys.modules.update(stubs)
     try:

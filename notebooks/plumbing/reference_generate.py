@@ -17,8 +17,17 @@ from .reference_run import transformer
 __all__ = ["generate", "tokenizer", "encode_dialog_prompt"]
 
 
-def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_gen_len: int, seed: int | None = None,
-             model=None, logits: list | None = None) -> list[int]:
+def generate(
+    checkpoint,
+    tokens,
+    *,
+    temperature: float,
+    top_p: float = 0.9,
+    max_gen_len: int,
+    seed: int | None = None,
+    model=None,
+    logits: list | None = None,
+) -> list[int]:
     """The token ids Meta's ``Llama3.generate`` yields after the prompt ``tokens`` (``llama3/generation.py``).
 
     ``Llama3`` is constructed around :func:`transformer` (plain layers, the checkpoint's tensors) and Meta's own
@@ -55,8 +64,10 @@ def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_
     if model is None:
         model = transformer(checkpoint, max_seq_len=len(tokens) + max_gen_len)
     if len(tokens) + max_gen_len > model.params.max_seq_len:
-        raise Llama3Error(f"{len(tokens)} prompt tokens and max_gen_len {max_gen_len} do not fit in "
-                          f"max_seq_len {model.params.max_seq_len}: build the model with a larger max_seq_len")
+        raise Llama3Error(
+            f"{len(tokens)} prompt tokens and max_gen_len {max_gen_len} do not fit in "
+            f"max_seq_len {model.params.max_seq_len}: build the model with a larger max_seq_len"
+        )
     llama3 = G.Llama3(model, _generation_tokenizer(checkpoint), model.params)
     if seed is not None:
         torch.manual_seed(seed)
@@ -65,8 +76,7 @@ def generate(checkpoint, tokens, *, temperature: float, top_p: float = 0.9, max_
     if logits is not None:  # Transformer.forward ends with `self.output(h).float()`: record that, per step
         hook = model.output.register_forward_hook(lambda _module, _inputs, output: logits.append(output[0, -1].float()))
     try:
-        for results in llama3.generate([LLMInput(tokens=tokens)], temperature=temperature, top_p=top_p,
-                                       max_gen_len=max_gen_len):
+        for results in llama3.generate([LLMInput(tokens=tokens)], temperature=temperature, top_p=top_p, max_gen_len=max_gen_len):
             out.append(results[0].token)
     finally:
         if hook is not None:
@@ -122,6 +132,7 @@ def encode_dialog_prompt(messages: Iterable[Mapping]) -> list[int]:
     try:
         raw = [RawMessage(role=m["role"], content=m["content"]) for m in messages]
     except (KeyError, TypeError, ValueError) as e:
-        raise Llama3Error(f"a message must be {{'role': 'system' | 'user' | 'assistant' | 'tool', 'content': str}} "
-                          f"({str(e).splitlines()[0]})") from None
+        raise Llama3Error(
+            f"a message must be {{'role': 'system' | 'user' | 'assistant' | 'tool', 'content': str}} ({str(e).splitlines()[0]})"
+        ) from None
     return list(ChatFormat(tokenizer()).encode_dialog_prompt(raw).tokens)

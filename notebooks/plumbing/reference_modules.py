@@ -14,12 +14,20 @@ from collections.abc import Iterable, Mapping
 from .errors import Llama3Error
 from .reference_code import meta_model_code
 
-__all__ = ["META_APPLY_SCALING", "model_args", "precompute_freqs_cis", "assign_weights", "rms_norm", "attention",
-           "feed_forward", "transformer_block", "mask"]
+__all__ = [
+    "META_APPLY_SCALING",
+    "model_args",
+    "precompute_freqs_cis",
+    "assign_weights",
+    "rms_norm",
+    "attention",
+    "feed_forward",
+    "transformer_block",
+    "mask",
+]
 
 #: The constants Meta's ``apply_scaling`` hard-codes (``llama_models/llama3/model.py``).
-META_APPLY_SCALING = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                      "original_max_position_embeddings": 8192}
+META_APPLY_SCALING = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
 
 
 def model_args(params, max_seq_len: int = 64, n_layers: int | None = None):
@@ -37,11 +45,20 @@ def model_args(params, max_seq_len: int = 64, n_layers: int | None = None):
         # which gives exactly intermediate_size with these two values.
         multiple_of = params.intermediate_size
         ffn_dim_multiplier = params.intermediate_size / int(2 * (4 * params.dim) / 3)
-    return ModelArgs(dim=params.dim, n_layers=params.n_layers if n_layers is None else n_layers,
-                     n_heads=params.n_heads, n_kv_heads=params.n_kv_heads, vocab_size=params.vocab_size,
-                     multiple_of=multiple_of, ffn_dim_multiplier=ffn_dim_multiplier,
-                     norm_eps=params.norm_eps, rope_theta=params.rope_theta, use_scaled_rope=params.use_scaled_rope,
-                     max_batch_size=1, max_seq_len=max_seq_len)
+    return ModelArgs(
+        dim=params.dim,
+        n_layers=params.n_layers if n_layers is None else n_layers,
+        n_heads=params.n_heads,
+        n_kv_heads=params.n_kv_heads,
+        vocab_size=params.vocab_size,
+        multiple_of=multiple_of,
+        ffn_dim_multiplier=ffn_dim_multiplier,
+        norm_eps=params.norm_eps,
+        rope_theta=params.rope_theta,
+        use_scaled_rope=params.use_scaled_rope,
+        max_batch_size=1,
+        max_seq_len=max_seq_len,
+    )
 
 
 def precompute_freqs_cis(params, end: int):
@@ -72,8 +89,9 @@ def _apply_scaling(freqs, factor, low_freq_factor, high_freq_factor, original_ma
     wavelen = 2 * torch.pi / freqs
     new_freqs = torch.where(wavelen > low_freq_wavelen, freqs / factor, freqs)
     smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    return torch.where((wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen),
-                       (1 - smooth) * new_freqs / factor + smooth * new_freqs, new_freqs)
+    return torch.where(
+        (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen), (1 - smooth) * new_freqs / factor + smooth * new_freqs, new_freqs
+    )
 
 
 def assign_weights(module, weights: Mapping, prefix: str, names: Iterable[str]):
@@ -86,8 +104,10 @@ def assign_weights(module, weights: Mapping, prefix: str, names: Iterable[str]):
     expected_missing = set(module.state_dict()) - set(names)  # left on the meta device on purpose (never used)
     result = module.load_state_dict(state, strict=False, assign=True)
     if result.unexpected_keys or set(result.missing_keys) != expected_missing:
-        raise Llama3Error(f"Meta's module does not take the tensors {sorted(result.unexpected_keys)[:5]} "
-                          f"or lacks {sorted(set(result.missing_keys) - expected_missing)[:5]}")
+        raise Llama3Error(
+            f"Meta's module does not take the tensors {sorted(result.unexpected_keys)[:5]} "
+            f"or lacks {sorted(set(result.missing_keys) - expected_missing)[:5]}"
+        )
     for m in module.modules():  # Meta's key/value caches are plain attributes, not parameters: make them real, in the
         if isinstance(m, M.Attention):  # weights' dtype (Meta's build sets the default dtype to the checkpoint's, bf16)
             m.cache_k = torch.zeros(m.cache_k.shape, dtype=m.wk.weight.dtype)
@@ -118,15 +138,17 @@ def attention(checkpoint, layer: int = 0, max_seq_len: int = 64):
 def feed_forward(checkpoint, layer: int = 0):
     """Meta's ``FeedForward`` with layer ``layer``'s ``w1 w2 w3`` (``hidden_dim`` from Meta's own formula)."""
     M, p = meta_model_code(), checkpoint.params
-    return _build(lambda: M.FeedForward(dim=p.dim, hidden_dim=4 * p.dim, multiple_of=p.multiple_of,
-                                        ffn_dim_multiplier=p.ffn_dim_multiplier), checkpoint, f"layers.{layer}.feed_forward.")
+    return _build(
+        lambda: M.FeedForward(dim=p.dim, hidden_dim=4 * p.dim, multiple_of=p.multiple_of, ffn_dim_multiplier=p.ffn_dim_multiplier),
+        checkpoint,
+        f"layers.{layer}.feed_forward.",
+    )
 
 
 def transformer_block(checkpoint, layer: int = 0, max_seq_len: int = 64):
     """Meta's ``TransformerBlock`` of layer ``layer``, every tensor from the checkpoint."""
     M = meta_model_code()
     return _build(lambda: M.TransformerBlock(layer, model_args(checkpoint.params, max_seq_len)), checkpoint, f"layers.{layer}.")
-
 
 
 def mask(seqlen: int, start_pos: int = 0):

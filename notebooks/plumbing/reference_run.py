@@ -95,8 +95,10 @@ def run(checkpoint, tokens, outputs: Iterable[str], start_pos: int = 0, model=No
     modules = dict(model.named_modules())
     unknown = [n for n in wanted if n not in modules or not n]
     if unknown:
-        raise Llama3Error(f"not a submodule of Meta's Transformer: {', '.join(map(repr, unknown))} "
-                          "(names as in Transformer.named_modules(), e.g. 'layers.0.attention')")
+        raise Llama3Error(
+            f"not a submodule of Meta's Transformer: {', '.join(map(repr, unknown))} "
+            "(names as in Transformer.named_modules(), e.g. 'layers.0.attention')"
+        )
     seen = {}
 
     def record(name):
@@ -104,6 +106,7 @@ def run(checkpoint, tokens, outputs: Iterable[str], start_pos: int = 0, model=No
             seen[name] = output[0]
             if len(seen) == len(wanted):
                 raise _Done
+
         return hook
 
     handles = [modules[n].register_forward_hook(record(n)) for n in wanted]

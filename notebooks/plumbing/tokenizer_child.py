@@ -30,8 +30,14 @@ def tokenize_out_of_process(path: Path, text: str) -> tuple[list[int], list[str]
     import subprocess
 
     request = json.dumps({"path": str(Path(path).resolve()), "text": text.encode("utf-8", "surrogatepass").decode("latin-1")})
-    out = subprocess.run([sys.executable, "-m", "plumbing", "tokenize"], input=request, cwd=Path(__file__).resolve().parent.parent,
-                         capture_output=True, text=True, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "plumbing", "tokenize"],
+        input=request,
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
     if out.returncode != 0:
         message = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "the tokenizer process failed"
         raise Llama3Error(message.removeprefix("error: "))

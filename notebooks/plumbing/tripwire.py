@@ -37,9 +37,15 @@ def _folders() -> tuple[tuple[str, ...], dict[str, str]]:
 
     here = str(Path(__file__).resolve().parent) + os.sep
     libraries = tuple(f for f in (where("torch"), where("tiktoken"), here) if f)
-    forbidden = {f: name for name, f in (("Meta's reference code (llama_models)", where("llama_models")),
-                                         ("Hugging Face's transformers", where("transformers")),
-                                         ("plumbing.reference (Meta's code)", here + "reference.py")) if f}
+    forbidden = {
+        f: name
+        for name, f in (
+            ("Meta's reference code (llama_models)", where("llama_models")),
+            ("Hugging Face's transformers", where("transformers")),
+            ("plumbing.reference (Meta's code)", here + "reference.py"),
+        )
+        if f
+    }
     return libraries, forbidden
 
 
@@ -57,8 +63,9 @@ def _kind(filename: str):
 def _library_builtin(f) -> bool:
     """Whether a builtin (a ``c_call``) belongs to torch or tiktoken: ``str.encode`` does not."""
     owner = getattr(f, "__self__", None)
-    module = getattr(f, "__module__", None) or (getattr(owner, "__name__", "") if isinstance(owner, type(sys))
-                                                 else type(owner).__module__ if owner is not None else "")
+    module = getattr(f, "__module__", None) or (
+        getattr(owner, "__name__", "") if isinstance(owner, type(sys)) else type(owner).__module__ if owner is not None else ""
+    )
     return (module or "").startswith(("torch", "tiktoken"))
 
 

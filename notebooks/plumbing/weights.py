@@ -87,13 +87,17 @@ class WeightsSource:
         if self.standin and not is_default_standin(self.folder):
             model, n_layers = standin_model(self.folder)
             layers = f"{n_layers} layer{'s' if n_layers != 1 else ''}"
-            return (f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({layers}; random bf16 values "
-                    "under Meta's tensor names; not Meta's weights)")
+            return (
+                f"synthetic stand-in of {model.replace('-', ' ')}'s shapes ({layers}; random bf16 values "
+                "under Meta's tensor names; not Meta's weights)"
+            )
         if self.standin:
             return "synthetic stand-in (random bf16 values under Meta-Llama-3-8B's names and shapes; not Meta's weights)"
         if (self.folder / "SMOLLM2.json").is_file():
-            return ("SmolLM2-135M-Instruct (real trained weights, Apache-2.0; the Llama architecture but not Llama 3: "
-                    "its own sizes and tokenizer; 4-bit weights widened to bf16), Meta format")
+            return (
+                "SmolLM2-135M-Instruct (real trained weights, Apache-2.0; the Llama architecture but not Llama 3: "
+                "its own sizes and tokenizer; 4-bit weights widened to bf16), Meta format"
+            )
         if self.format == "meta":
             return "real checkpoint, Meta format (params.json + consolidated.00.pth)"
         return "real checkpoint, Hugging Face safetensors format (config.json + model*.safetensors, wq/wk un-permuted to Meta's layout)"

@@ -61,17 +61,40 @@ def text_of(path: Path) -> str:
 
 
 def test_template_holds_the_student_edition_the_grader_and_its_workflow(template):
-    assert {p.name for p in template.iterdir()} == {".github", ".gitignore", "LICENSE", "LICENSES", "Makefile",
-                                                    "README.md", "notebooks", "pyproject.toml", "requirements.lock"}
+    assert {p.name for p in template.iterdir()} == {
+        ".github",
+        ".gitignore",
+        "LICENSE",
+        "LICENSES",
+        "Makefile",
+        "README.md",
+        "notebooks",
+        "pyproject.toml",
+        "requirements.lock",
+    }
     assert {p.name for p in (template / "notebooks").iterdir()} == NAMES | {"plumbing", "zh"}
     assert {p.name for p in (template / "notebooks" / "zh").iterdir()} == NAMES
     package = ROOT / "notebooks" / "plumbing"
-    assert ({p.relative_to(template / "notebooks" / "plumbing") for p in (template / "notebooks" / "plumbing").rglob("*")}
-            == {p.relative_to(package) for p in package.rglob("*") if "__pycache__" not in p.parts})
+    assert {p.relative_to(template / "notebooks" / "plumbing") for p in (template / "notebooks" / "plumbing").rglob("*")} == {
+        p.relative_to(package) for p in package.rglob("*") if "__pycache__" not in p.parts
+    }
     assert [p.name for p in (template / ".github" / "workflows").iterdir()] == ["classroom.yml"]
     for path in template.rglob("*"):
-        assert not {"tests", "docs", "tools", "student", ".ci", "site", "slides", "binder", "locale", "images",
-                    "grading_cases", "test.yml", "__pycache__"} & set(path.relative_to(template).parts), path
+        assert not {
+            "tests",
+            "docs",
+            "tools",
+            "student",
+            ".ci",
+            "site",
+            "slides",
+            "binder",
+            "locale",
+            "images",
+            "grading_cases",
+            "test.yml",
+            "__pycache__",
+        } & set(path.relative_to(template).parts), path
         if path.suffix in (".ipynb", ".md", ".yml") or path.name == "Makefile":  # what names the notebooks' paths
             assert "notebooks/student" not in text_of(path), path
     for folder, language in ((template / "notebooks", "en"), (template / "notebooks" / "zh", "zh")):
@@ -88,10 +111,14 @@ def test_template_holds_the_student_edition_the_grader_and_its_workflow(template
 
 def test_workflow_grades_every_step_of_the_templates_notebooks(template):
     workflow = yaml.safe_load((template / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
-    tests = [step["with"] for step in workflow["jobs"]["run-autograding-tests"]["steps"]
-             if step.get("uses", "").startswith("classroom-resources/autograding-command-grader")]
-    expected = {f".venv/bin/python -m plumbing grade notebooks/{p.name} --step {s.grade_id}"
-                for p in SERIES for s in STEPS.get(p.stem[:2], [])}
+    tests = [
+        step["with"]
+        for step in workflow["jobs"]["run-autograding-tests"]["steps"]
+        if step.get("uses", "").startswith("classroom-resources/autograding-command-grader")
+    ]
+    expected = {
+        f".venv/bin/python -m plumbing grade notebooks/{p.name} --step {s.grade_id}" for p in SERIES for s in STEPS.get(p.stem[:2], [])
+    }
     assert {t["command"] for t in tests} == expected and len(tests) == len(ALL_STEPS) > 0
     assert sum(t["max-score"] for t in tests) == sum(s.points for s in ALL_STEPS)
     assert all((template / t["command"].split()[4]).is_file() for t in tests)
@@ -103,9 +130,15 @@ def test_makefile_readme_and_gitignore(template):
     targets = subprocess.run(["make", "-n", "setup", "standin", "lab"], cwd=template, capture_output=True, text=True)
     assert targets.returncode == 0 and "pip install --progress-bar on -r requirements.lock" in targets.stdout, targets.stderr
     readme = (template / "README.md").read_text(encoding="utf-8")
-    for named in ("make grade NOTEBOOK=notebooks/03_rmsnorm.ipynb", "make lab", "### BEGIN SOLUTION",
-                  "`.github/workflows/classroom.yml`", "`notebooks/plumbing/`", "notebooks/zh/",
-                  f"{len(ALL_STEPS)} steps, {sum(s.points for s in ALL_STEPS)} points"):
+    for named in (
+        "make grade NOTEBOOK=notebooks/03_rmsnorm.ipynb",
+        "make lab",
+        "### BEGIN SOLUTION",
+        "`.github/workflows/classroom.yml`",
+        "`notebooks/plumbing/`",
+        "notebooks/zh/",
+        f"{len(ALL_STEPS)} steps, {sum(s.points for s in ALL_STEPS)} points",
+    ):
         assert named in readme, named
     ignored = (template / ".gitignore").read_text(encoding="utf-8").split()
     assert {".venv/", "/build/", "/data/", "*.pth"} <= set(ignored)
@@ -143,8 +176,7 @@ def test_refuses_a_folder_that_is_not_empty_and_make_needs_out(tmp_path, capsys)
     assert "exists and is not an empty folder" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["work.txt"] and [p.name for p in tmp_path.iterdir()] == ["assignment"]
     env = {k: v for k, v in os.environ.items() if k not in ("OUT", "MAKEFLAGS")}
-    result = subprocess.run(["make", "--no-print-directory", "classroom-template"], cwd=ROOT, env=env, capture_output=True,
-                            text=True)
+    result = subprocess.run(["make", "--no-print-directory", "classroom-template"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert result.returncode == 2 and "usage: make classroom-template OUT=" in result.stderr
 
 

@@ -32,8 +32,7 @@ N = len(STEPS["03"])  # notebook 03's steps, each worth 1 point
 
 
 def plumbing_grade(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plumbing", "grade", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "plumbing", "grade", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
 def with_mistake(path: Path, grade_id: str = "03-mean-square") -> None:
@@ -90,13 +89,24 @@ def test_student_names_and_the_two_layouts(tmp_path):
     assert gradebook.student_of(Path("erin.ipynb"), "x") == "erin"
     assert gradebook.student_of(Path("03_rmsnorm.ipynb"), "frank") == "frank"
     folder = tmp_path / "hw"
-    for name in ("alice/03_rmsnorm.ipynb", "alice/.ipynb_checkpoints/03_rmsnorm-checkpoint.ipynb", "bob_03_rmsnorm.ipynb",
-                 "03_rmsnorm.ipynb", "__MACOSX/x.ipynb", "grades/old.ipynb", "alice/deep/04_rope.ipynb", "readme.txt"):
+    for name in (
+        "alice/03_rmsnorm.ipynb",
+        "alice/.ipynb_checkpoints/03_rmsnorm-checkpoint.ipynb",
+        "bob_03_rmsnorm.ipynb",
+        "03_rmsnorm.ipynb",
+        "__MACOSX/x.ipynb",
+        "grades/old.ipynb",
+        "alice/deep/04_rope.ipynb",
+        "readme.txt",
+    ):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text("{}")
-    assert [(s, p.relative_to(folder).as_posix()) for s, p in gradebook.submissions(folder, skip=folder / "grades")] == \
-        [("alice", "alice/03_rmsnorm.ipynb"), ("alice", "alice/deep/04_rope.ipynb"),  # nbgrader's <student>/<assignment>/
-         ("bob", "bob_03_rmsnorm.ipynb"), ("hw", "03_rmsnorm.ipynb")]
+    assert [(s, p.relative_to(folder).as_posix()) for s, p in gradebook.submissions(folder, skip=folder / "grades")] == [
+        ("alice", "alice/03_rmsnorm.ipynb"),
+        ("alice", "alice/deep/04_rope.ipynb"),  # nbgrader's <student>/<assignment>/
+        ("bob", "bob_03_rmsnorm.ipynb"),
+        ("hw", "03_rmsnorm.ipynb"),
+    ]
     assert gradebook.default_out(folder) == tmp_path / "hw-grades"
     (folder / "empty").mkdir()
     for bad in (tmp_path / "missing", folder / "empty"):
@@ -105,12 +115,19 @@ def test_student_names_and_the_two_layouts(tmp_path):
 
 
 def test_feedback_shows_messages_hints_and_tasks_for_the_steps_that_did_not_pass(tmp_path):
-    report = Report("x", "03_rmsnorm.ipynb", [
-        Result("03-mean-square", "float32 rows and their mean square", "failed", 0, 1, "mean_square: shape [1, 4096]"),
-        Result("03-inv-rms", "1/RMS and the divided rows", "not attempted", 0, 1),
-        Result("03-gain", "back to bf16, then the gain", "passed", 1, 1)])
-    graded = [gradebook.Graded("ann", tmp_path / "ann" / "03_rmsnorm.ipynb", "ann/03_rmsnorm.ipynb", report),
-              gradebook.Graded("ann", tmp_path / "ann" / "04_rope.ipynb", "ann/04_rope.ipynb", None, "not JSON", 5)]
+    report = Report(
+        "x",
+        "03_rmsnorm.ipynb",
+        [
+            Result("03-mean-square", "float32 rows and their mean square", "failed", 0, 1, "mean_square: shape [1, 4096]"),
+            Result("03-inv-rms", "1/RMS and the divided rows", "not attempted", 0, 1),
+            Result("03-gain", "back to bf16, then the gain", "passed", 1, 1),
+        ],
+    )
+    graded = [
+        gradebook.Graded("ann", tmp_path / "ann" / "03_rmsnorm.ipynb", "ann/03_rmsnorm.ipynb", report),
+        gradebook.Graded("ann", tmp_path / "ann" / "04_rope.ipynb", "ann/04_rope.ipynb", None, "not JSON", 5),
+    ]
     text = gradebook.feedback("ann", graded)
     assert text.startswith("# Feedback for ann\n") and text.rstrip().endswith("**Total: 1/8 points**")
     failed = part(text, "### `03-mean-square`")
@@ -123,8 +140,9 @@ def test_feedback_shows_messages_hints_and_tasks_for_the_steps_that_did_not_pass
     assert all(line in blank for line in TASKS["03-inv-rms"].splitlines())
     assert "### `03-gain`" not in text and not any(hint in text for hint in HINTS["03-gain"] + HINTS["03-inv-rms"])
     assert "## ann/04_rope.ipynb: not graded, 0/5 points" in text and "not JSON" in text
-    assert gradebook.rows(graded)[-1] == dict(student="ann", notebook="04_rope.ipynb", grade_id="", title="not gradable",
-                                              status="error", points=0, max_points=5)
+    assert gradebook.rows(graded)[-1] == dict(
+        student="ann", notebook="04_rope.ipynb", grade_id="", title="not gradable", status="error", points=0, max_points=5
+    )
     assert [gradebook.hints_for(r) for r in report.results] == [HINTS["03-mean-square"], (), ()]
 
 
@@ -132,17 +150,20 @@ def test_usage_errors_exit_2(tmp_path):
     (tmp_path / "empty").mkdir()
     nb = tmp_path / "03_rmsnorm.ipynb"
     shutil.copy(BLANK, nb)
-    for args, message in (((tmp_path / "missing",), "no notebook or folder at"),
-                          ((tmp_path / "empty",), "no notebook (*.ipynb) in"),
-                          ((tmp_path, "--json"), "--json and --step take one notebook"),
-                          ((nb, "--out", tmp_path / "out"), "--out is for a folder of submissions"),
-                          ((tmp_path, "--out"), "usage: python -m plumbing grade")):
+    for args, message in (
+        ((tmp_path / "missing",), "no notebook or folder at"),
+        ((tmp_path / "empty",), "no notebook (*.ipynb) in"),
+        ((tmp_path, "--json"), "--json and --step take one notebook"),
+        ((nb, "--out", tmp_path / "out"), "--out is for a folder of submissions"),
+        ((tmp_path, "--out"), "usage: python -m plumbing grade"),
+    ):
         result = plumbing_grade(*args)
         assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
     assert "python -m plumbing grade FOLDER [--out DIR]" in plumbing_grade().stderr
     make = subprocess.run(["make", "--no-print-directory", "grade"], capture_output=True, text=True, cwd=ROOT)
-    assert make.returncode != 0 and "make grade NOTEBOOK=" in make.stderr and "make grade SUBMISSIONS=folder [OUT=dir]" \
-        in make.stderr, make.stderr
+    assert make.returncode != 0 and "make grade NOTEBOOK=" in make.stderr and "make grade SUBMISSIONS=folder [OUT=dir]" in make.stderr, (
+        make.stderr
+    )
 
 
 def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, standin_dir):
@@ -155,8 +176,10 @@ def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, standin_dir)
     assert result.returncode == 1, result.stdout + result.stderr
     rows = read_csv(tmp_path / "hw-grades" / "grades.csv")
     assert [(r["student"], r["notebook"], r["status"], r["points"], r["max_points"]) for r in rows] == [
-        ("ann", "ann_03_rmsnorm.ipynb", "error", "0", str(N)), ("ben", "ben_03_rmsnorm.ipynb", "error", "0", str(N)),
-        ("cat_homework", "cat_homework.ipynb", "error", "0", "0")]
+        ("ann", "ann_03_rmsnorm.ipynb", "error", "0", str(N)),
+        ("ben", "ben_03_rmsnorm.ipynb", "error", "0", str(N)),
+        ("cat_homework", "cat_homework.ipynb", "error", "0", "0"),
+    ]
     ann = (tmp_path / "hw-grades" / "feedback" / "ann.md").read_text(encoding="utf-8")
     assert "not a readable notebook" in ann and str(tmp_path) not in ann and "Submit the notebook you worked in" in ann
     assert "not a notebook of the series" in (tmp_path / "hw-grades" / "feedback" / "cat_homework.md").read_text()
@@ -169,8 +192,11 @@ def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, standin_dir)
 @pytest.mark.parametrize("layout", ["subfolders", "flat"])
 def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path, standin_dir):
     folder = tmp_path / "submissions"
-    place = (lambda student: folder / student / "03_rmsnorm.ipynb") if layout == "subfolders" else \
-        (lambda student: folder / f"{student}_03_rmsnorm.ipynb")
+    place = (
+        (lambda student: folder / student / "03_rmsnorm.ipynb")
+        if layout == "subfolders"
+        else (lambda student: folder / f"{student}_03_rmsnorm.ipynb")
+    )
     for student in ("alice", "bob", "carol", "dave"):
         place(student).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(SOLVED, place("alice"))
@@ -184,14 +210,36 @@ def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path,
 
     ids = [s.grade_id for s in STEPS["03"]]
     statuses = {"alice": ["passed"] * N, "bob": ["not attempted"] * N, "dave": ["failed"] + ["passed"] * (N - 1)}
-    expected = [dict(student=student, notebook="03_rmsnorm.ipynb", grade_id=g, title=s.title, status=status,
-                     points=str(int(status == "passed")), max_points="1")
-                for student in ("alice", "bob") for g, s, status in zip(ids, STEPS["03"], statuses[student])]
-    expected.append(dict(student="carol", notebook=place("carol").name, grade_id="", title="not gradable",
-                         status="error", points="0", max_points=str(N)))
-    expected += [dict(student="dave", notebook="03_rmsnorm.ipynb", grade_id=g, title=s.title, status=status,
-                      points=str(int(status == "passed")), max_points="1")
-                 for g, s, status in zip(ids, STEPS["03"], statuses["dave"])]
+    expected = [
+        dict(
+            student=student,
+            notebook="03_rmsnorm.ipynb",
+            grade_id=g,
+            title=s.title,
+            status=status,
+            points=str(int(status == "passed")),
+            max_points="1",
+        )
+        for student in ("alice", "bob")
+        for g, s, status in zip(ids, STEPS["03"], statuses[student])
+    ]
+    expected.append(
+        dict(
+            student="carol", notebook=place("carol").name, grade_id="", title="not gradable", status="error", points="0", max_points=str(N)
+        )
+    )
+    expected += [
+        dict(
+            student="dave",
+            notebook="03_rmsnorm.ipynb",
+            grade_id=g,
+            title=s.title,
+            status=status,
+            points=str(int(status == "passed")),
+            max_points="1",
+        )
+        for g, s, status in zip(ids, STEPS["03"], statuses["dave"])
+    ]
     assert read_csv(out / "grades.csv") == expected
     assert sorted(p.name for p in (out / "feedback").iterdir()) == ["alice.md", "bob.md", "carol.md", "dave.md"]
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")], "a temporary file was left behind"

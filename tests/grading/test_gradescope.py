@@ -30,10 +30,20 @@ from plumbing.grading_steps import STEPS
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {p.name for p in plumbing.series_notebooks()}
 #: The keys Gradescope's autograder specification gives results.json and each of its tests.
-RESULT_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
-               "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
-TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
-             "visibility", "extra_data"}
+RESULT_KEYS = {
+    "score",
+    "execution_time",
+    "output",
+    "output_format",
+    "test_output_format",
+    "test_name_format",
+    "visibility",
+    "stdout_visibility",
+    "extra_data",
+    "tests",
+    "leaderboard",
+}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags", "visibility", "extra_data"}
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +66,13 @@ def test_bundle_holds_the_scripts_the_grader_and_the_student_edition(bundle):
             mode = infos[script].external_attr >> 16
             assert stat.S_ISREG(mode) and mode & 0o111 == 0o111, f"{script} is not executable in the zip"
             assert zf.read(script).startswith(b"#!/usr/bin/env bash\n")
-        assert {n for n in names if "/" not in n} == {"setup.sh", "run_autograder", "pyproject.toml", "requirements.lock",
-                                                     "LICENSE"}
+        assert {n for n in names if "/" not in n} == {"setup.sh", "run_autograder", "pyproject.toml", "requirements.lock", "LICENSE"}
         package = ROOT / "notebooks" / "plumbing"
-        assert ({n.removeprefix("notebooks/plumbing/") for n in names if n.startswith("notebooks/plumbing/")}
-                == {p.relative_to(package).as_posix() for p in package.rglob("*")
-                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"})
+        assert {n.removeprefix("notebooks/plumbing/") for n in names if n.startswith("notebooks/plumbing/")} == {
+            p.relative_to(package).as_posix()
+            for p in package.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+        }
         assert "notebooks/plumbing/gradescope.py" in names and "notebooks/plumbing/grading_steps/n03_rmsnorm.py" in names
         notebooks = {n.removeprefix("notebooks/") for n in names if n.startswith("notebooks/") and n.endswith(".ipynb")}
         assert notebooks == NAMES, "the student edition, in English only, at notebooks/NN_*.ipynb"
@@ -72,8 +83,7 @@ def test_bundle_holds_the_scripts_the_grader_and_the_student_edition(bundle):
                 assert region.endswith("raise NotImplementedError()"), (name, s.grade_id)
         for name in names:
             parts = set(name.split("/"))
-            assert not parts & {"tests", "docs", "tools", "student", "zh", "grading_cases", "data", ".venv",
-                                "__pycache__", ".github"}, name
+            assert not parts & {"tests", "docs", "tools", "student", "zh", "grading_cases", "data", ".venv", "__pycache__", ".github"}, name
     for script in ("setup.sh", "run_autograder"):  # bash reads both
         text = zipfile.ZipFile(bundle).read(script).decode()
         assert subprocess.run(["bash", "-n"], input=text, text=True, capture_output=True).returncode == 0, script
@@ -93,8 +103,7 @@ def test_a_path_ending_in_zip_and_what_is_refused(tmp_path, capsys):
         assert "error:" in capsys.readouterr().err
     assert (tmp_path / "file.txt").read_text() == "mine" and not any((tmp_path / "folder.zip").iterdir())
     env = {k: v for k, v in os.environ.items() if k not in ("OUT", "MAKEFLAGS")}
-    result = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=ROOT, env=env, capture_output=True,
-                            text=True)
+    result = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert result.returncode == 2 and "usage: make gradescope OUT=" in result.stderr
 
 
@@ -122,10 +131,8 @@ def autograder(bundle, tmp_path_factory, standin_dir):
     python.parent.mkdir(parents=True)
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
-    env = plumbing.clean_environ(PYTHONPATH=str(root / "source" / "notebooks"), LLAMA3_DIR=str(standin_dir),
-                                 AUTOGRADER_ROOT=str(root))
-    where = subprocess.run([str(python), "-c", "import plumbing; print(plumbing.__file__)"], env=env,
-                           capture_output=True, text=True)
+    env = plumbing.clean_environ(PYTHONPATH=str(root / "source" / "notebooks"), LLAMA3_DIR=str(standin_dir), AUTOGRADER_ROOT=str(root))
+    where = subprocess.run([str(python), "-c", "import plumbing; print(plumbing.__file__)"], env=env, capture_output=True, text=True)
     assert Path(where.stdout.strip()).parent == root / "source" / "notebooks" / "plumbing", where.stderr
 
     def run(files: dict[str, Path | None]) -> dict:
@@ -135,8 +142,7 @@ def autograder(bundle, tmp_path_factory, standin_dir):
         for name, source in files.items():
             (submission / name).parent.mkdir(parents=True, exist_ok=True)
             (submission / name).write_bytes(source.read_bytes() if source else b"notes\n")
-        done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         data = json.loads(results.read_text(encoding="utf-8"))
         assert set(data) <= RESULT_KEYS and {"score", "tests", "output"} <= set(data)

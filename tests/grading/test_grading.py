@@ -86,8 +86,7 @@ def test_every_step_is_marked_with_nbgrader_conventions_and_has_cases(number):
     assert {s.cell for s in steps} == set(marked), "marked cells and graded steps differ"
     for s in steps:
         meta = marked[s.cell].metadata["nbgrader"]
-        assert meta == {"grade": False, "grade_id": s.grade_id, "locked": False, "schema_version": 3,
-                        "solution": True, "task": False}
+        assert meta == {"grade": False, "grade_id": s.grade_id, "locked": False, "schema_version": 3, "solution": True, "task": False}
         assert s.grade_id.startswith(f"{number}-") and grading.solution_region(marked[s.cell])
     ids = [s.grade_id for s in steps]
     assert len(ids) == len(set(ids))
@@ -117,8 +116,9 @@ def test_student_edition_has_stubs_and_no_solutions():
 def test_stub_and_solution_lines():
     cell = {"source": "a = 1\nb = a + 1\nprint(b)", "metadata": {"llama3": {"solution_lines": [2, 2]}}}
     assert grading.solution_region(cell) == ("b = a + 1", 1, 2)
-    assert grading.stub(cell, "b: a plus one") == ("a = 1\n### BEGIN SOLUTION\n# b: a plus one\n"
-                                                   "raise NotImplementedError()\n### END SOLUTION\nprint(b)")
+    assert grading.stub(cell, "b: a plus one") == (
+        "a = 1\n### BEGIN SOLUTION\n# b: a plus one\nraise NotImplementedError()\n### END SOLUTION\nprint(b)"
+    )
     student = {"source": grading.stub(cell, "b"), "metadata": cell["metadata"]}  # markers win over metadata
     assert grading.solution_region(student) == ("# b\nraise NotImplementedError()", 2, 4)
     indented = {"source": "def f(x):\n    return x", "metadata": {"llama3": {"solution_lines": [2, 2]}}}
@@ -193,8 +193,7 @@ def _loop_08(edits=()):
 
     step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
     cell = next(c for c in edited(SERIES["08"], list(edits)).cells if c.get("id") == step.cell)
-    namespace = {"torch": torch, "plumbing": plumbing,
-                 "rules": types.SimpleNamespace(stop_tokens=plumbing.LLAMA3_STOP_TOKENS)}
+    namespace = {"torch": torch, "plumbing": plumbing, "rules": types.SimpleNamespace(stop_tokens=plumbing.LLAMA3_STOP_TOKENS)}
     exec(compile(cell.source, "08-generate", "exec"), namespace)  # noqa: S102 (the series' own cell)
     return namespace["generate"]
 
@@ -243,8 +242,7 @@ def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch)
     for edit in cases08.MORE_MISTAKES:
         assert _problems_08(_loop_08([edit])), edit
     for where, old, new in cases08.CHOICE_MISTAKES:
-        function = n08_sampling.sampled_choice if where == "sampled_choice" else \
-            plumbing.reference.meta_generation_code().sample_top_p
+        function = n08_sampling.sampled_choice if where == "sampled_choice" else plumbing.reference.meta_generation_code().sample_top_p
         source = inspect.getsource(function)
         assert source.count(old) == 1, old
         namespace = {**vars(n08_sampling), "torch": torch}
@@ -268,16 +266,19 @@ def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_pa
     full = grading.grade(SERIES[number])
     assert full.points == full.max_points > 0, full.text()
     nb = nbformat.read(SERIES[number], as_version=4)  # the student edition of the notebook as it is now
-    blank = grading.grade(write(student.student_notebook(nb, number, "en", SERIES[number].name), tmp_path,
-                                SERIES[number].name))
+    blank = grading.grade(write(student.student_notebook(nb, number, "en", SERIES[number].name), tmp_path, SERIES[number].name))
     assert blank.points == 0 and set(statuses(blank).values()) == {"not attempted"}, blank.text()
 
 
 @pytest.mark.notebook
 def test_cli_and_json(tmp_path, small_weights):
     number = GRADED[0]
-    result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(student.OUT / SERIES[number].name), "--json"],
-                            capture_output=True, text=True, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "plumbing", "grade", str(student.OUT / SERIES[number].name), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     assert data["points"] == 0 and data["max_points"] == sum(s.points for s in STEPS[number])
@@ -286,11 +287,11 @@ def test_cli_and_json(tmp_path, small_weights):
     step = STEPS[number][-1].grade_id
     for path, code, status in ((student.OUT / SERIES[number].name, 1, "not attempted"), (SERIES[number], 0, "passed")):
         for _ in range(2):  # the second time from build/grading/
-            result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(path), "--step", step],
-                                    capture_output=True, text=True)
+            result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(path), "--step", step], capture_output=True, text=True)
             assert result.returncode == code and f": {status}," in result.stdout, result.stdout + result.stderr
-    result = subprocess.run([sys.executable, "-m", "plumbing", "grade", str(SERIES[number]), "--step", "nope"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "plumbing", "grade", str(SERIES[number]), "--step", "nope"], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "has no step 'nope'" in result.stderr
 
 
@@ -322,8 +323,15 @@ def test_instructor_guides_list_every_step_with_its_points():
 @pytest.mark.notebook
 def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, small_weights):
     """A learning platform's download: another file name, cells saved without ids (nbformat 4.4); one step loops."""
-    nb = mistaken(SERIES["03"], {"03-gain": ("token_embeddings = normed * attention_norm_weight",
-                                             "token_embeddings = normed * attention_norm_weight\nwhile True:\n    pass")})
+    nb = mistaken(
+        SERIES["03"],
+        {
+            "03-gain": (
+                "token_embeddings = normed * attention_norm_weight",
+                "token_embeddings = normed * attention_norm_weight\nwhile True:\n    pass",
+            )
+        },
+    )
     for cell in nb.cells:
         cell.pop("id", None)
     nb.nbformat_minor = 4
@@ -331,8 +339,9 @@ def test_renamed_file_without_cell_ids_and_a_step_that_never_ends(tmp_path, smal
     path.write_text(json.dumps(nb), encoding="utf-8")
     report = grading.grade(path, timeout=15)
     assert report.series == "03_rmsnorm.ipynb"
-    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "passed", "03-gain": "failed",
-                                "03-rms-norm": "passed"}, report.text()
+    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "passed", "03-gain": "failed", "03-rms-norm": "passed"}, (
+        report.text()
+    )
     assert "ran longer than 15 s" in next(r for r in report.results if r.grade_id == "03-gain").detail
 
 

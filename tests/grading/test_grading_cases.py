@@ -42,8 +42,10 @@ def test_shortcut_is_flagged_and_visible_checks_do_not_count(number, tmp_path, s
         nb.cells = [c for c in nb.cells if "plumbing.check(" not in c.source or c.metadata.get("nbgrader")]
         report = grading.grade(write(nb, tmp_path, SERIES[number].name))
         flagged = {g for g, _, _ in edits}
-        assert statuses(report) == {s.grade_id: "shortcut" if s.grade_id in flagged else "passed"
-                                    for s in STEPS[number]}, (edits, report.text())
+        assert statuses(report) == {s.grade_id: "shortcut" if s.grade_id in flagged else "passed" for s in STEPS[number]}, (
+            edits,
+            report.text(),
+        )
         assert "by hand" in report.text()
 
 

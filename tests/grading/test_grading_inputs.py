@@ -22,8 +22,7 @@ def test_a_step_that_changes_its_input_fails(number, tmp_path, small_weights):
     _, tampered = other_cases(number)
     report = grading.grade(write(edited(SERIES[number], tampered), tmp_path, SERIES[number].name))
     steps = {g for g, _, _ in tampered}
-    assert statuses(report) == {s.grade_id: "failed" if s.grade_id in steps else "passed" for s in STEPS[number]}, \
-        report.text()
+    assert statuses(report) == {s.grade_id: "failed" if s.grade_id in steps else "passed" for s in STEPS[number]}, report.text()
     assert "changes its input" in report.text()
 
 
@@ -57,8 +56,7 @@ def test_an_input_changed_before_its_step_fails_that_step(tmp_path, small_weight
     earlier step's result, fails the step that reads it; the steps before it pass."""
     nb = edited(SERIES["03"], [("03-mean-square", "mean(-1, keepdim=True)", "sum(-1, keepdim=True)")])
     at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "rms-11")
-    nb.cells.insert(at, nbformat.v4.new_code_cell(
-        "token_embeddings_unnormalized = torch.zeros_like(token_embeddings_unnormalized)"))
+    nb.cells.insert(at, nbformat.v4.new_code_cell("token_embeddings_unnormalized = torch.zeros_like(token_embeddings_unnormalized)"))
     report = grading.grade(write(nb, tmp_path, SERIES["03"].name))
     assert statuses(report)["03-mean-square"] == "failed", report.text()
     assert "against what the earlier steps, the checkpoint and Meta's code give" in report.text()
@@ -67,8 +65,9 @@ def test_an_input_changed_before_its_step_fails_that_step(tmp_path, small_weight
     at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "rms-13")
     nb.cells.insert(at, nbformat.v4.new_code_cell("mean_square = mean_square * 4"))
     report = grading.grade(write(nb, tmp_path, SERIES["03"].name))
-    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "failed", "03-gain": "passed",
-                                "03-rms-norm": "passed"}, report.text()
+    assert statuses(report) == {"03-mean-square": "passed", "03-inv-rms": "failed", "03-gain": "passed", "03-rms-norm": "passed"}, (
+        report.text()
+    )
 
 
 #: Run in the kernel before a graded cell: every tensor the notebook holds by then (top-level names, and the
@@ -102,16 +101,20 @@ def test_no_answer_is_in_the_notebook_before_its_step(number, tmp_path, small_we
         at = next(i for i, c in enumerate(nb.cells) if c.get("id") == step.cell)
         nb.cells.insert(at, nbformat.v4.new_code_cell(SNAPSHOT))
         after = next(i for i, c in enumerate(nb.cells) if c.get("id") == (step.after or step.cell))
-        nb.cells.insert(after + 1, nbformat.v4.new_code_cell(  # the grader's own capture, then its values
-            f"__import__('plumbing.grading', fromlist=['capture']).capture({step.grade_id!r}, globals(), {step.capture!r})\n"
-            f"_values_ = _torch_.load(__import__('os').environ['{grading.CAPTURE_ENV}'] + '/{step.grade_id}.pt')\n"
-            f"_outputs_ = {{k: v for k, v in _values_.items() if k not in {read!r}}}\n"
-            "_copies_ = [(k, where) for k, v in _outputs_.items() if isinstance(v, _torch_.Tensor) and v.numel() > 1\n"
-            "            for where, held in _held_ if held.shape == v.shape and held.dtype == v.dtype\n"
-            "            and _torch_.equal(held, v)]\n"
-            f"assert not _copies_, f'{step.grade_id}: the notebook held the answer before the step: {{_copies_}}'"))
+        nb.cells.insert(
+            after + 1,
+            nbformat.v4.new_code_cell(  # the grader's own capture, then its values
+                f"__import__('plumbing.grading', fromlist=['capture']).capture({step.grade_id!r}, globals(), {step.capture!r})\n"
+                f"_values_ = _torch_.load(__import__('os').environ['{grading.CAPTURE_ENV}'] + '/{step.grade_id}.pt')\n"
+                f"_outputs_ = {{k: v for k, v in _values_.items() if k not in {read!r}}}\n"
+                "_copies_ = [(k, where) for k, v in _outputs_.items() if isinstance(v, _torch_.Tensor) and v.numel() > 1\n"
+                "            for where, held in _held_ if held.shape == v.shape and held.dtype == v.dtype\n"
+                "            and _torch_.equal(held, v)]\n"
+                f"assert not _copies_, f'{step.grade_id}: the notebook held the answer before the step: {{_copies_}}'"
+            ),
+        )
     last = max(i for i, c in enumerate(nb.cells) if c.source.startswith("__import__('plumbing.grading'"))
-    nb.cells = nb.cells[:last + 1]  # the cells after the last step's capture hold nothing to check
+    nb.cells = nb.cells[: last + 1]  # the cells after the last step's capture hold nothing to check
     path = tmp_path / SERIES[number].name
     nbformat.write(nb, path)
     env = {**plumbing.clean_environ(), "LLAMA3_DIR": str(small_weights), grading.CAPTURE_ENV: str(tmp_path)}

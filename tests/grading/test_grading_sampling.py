@@ -34,10 +34,13 @@ def problems(grade_id: str, edits=()) -> list[str]:
     return judged(grade_id, namespace)
 
 
-@pytest.mark.parametrize("grade_id, valid, mistakes", [
-    ("08-top-p", cases08.TOP_P_VALID, cases08.TOP_P_MISTAKES),
-    ("08-temperature", cases08.TEMPERATURE_VALID, cases08.TEMPERATURE_MISTAKES),
-])
+@pytest.mark.parametrize(
+    "grade_id, valid, mistakes",
+    [
+        ("08-top-p", cases08.TOP_P_VALID, cases08.TOP_P_MISTAKES),
+        ("08-temperature", cases08.TEMPERATURE_VALID, cases08.TEMPERATURE_MISTAKES),
+    ],
+)
 def test_sampling_steps_judge_the_ids_drawn(grade_id, valid, mistakes):
     assert problems(grade_id) == []
     for edit in valid:
@@ -66,12 +69,12 @@ def test_a_loop_that_raises_on_one_probe_names_that_probe():
     def generate(step, prompt_tokens, max_gen_len, choose, stop_tokens, max_seq_len):
         tokens, chosen_from = list(prompt_tokens), []
         for cur_pos in range(len(prompt_tokens), min(len(prompt_tokens) + max_gen_len, max_seq_len)):
-            last_logits = step(tokens[cur_pos - 1 if chosen_from else 0:cur_pos], cur_pos - 1 if chosen_from else 0)[-1]
+            last_logits = step(tokens[cur_pos - 1 if chosen_from else 0 : cur_pos], cur_pos - 1 if chosen_from else 0)[-1]
             tokens.append(choose(last_logits))
             chosen_from.append(last_logits)
             if tokens[-1] in stop_tokens:
                 break
-        return tokens[len(prompt_tokens):], torch.stack(chosen_from)
+        return tokens[len(prompt_tokens) :], torch.stack(chosen_from)
 
     step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
     found = step.check(n08.generate_values(generate), None)

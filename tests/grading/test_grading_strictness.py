@@ -17,16 +17,17 @@ from test_grading import SERIES, STEPS, edited, statuses, write
 
 pytestmark = pytest.mark.notebook
 
-SCORES_IN_FLOAT32 = ("05-scores", "scores = torch.matmul(xq_heads, keys_heads.transpose(1, 2)) / math.sqrt(head_dim)",
-                     "scores = (torch.matmul(xq_heads.float(), keys_heads.float().transpose(1, 2))\n"
-                     "          / math.sqrt(head_dim)).to(torch.bfloat16)")
+SCORES_IN_FLOAT32 = (
+    "05-scores",
+    "scores = torch.matmul(xq_heads, keys_heads.transpose(1, 2)) / math.sqrt(head_dim)",
+    "scores = (torch.matmul(xq_heads.float(), keys_heads.float().transpose(1, 2))\n          / math.sqrt(head_dim)).to(torch.bfloat16)",
+)
 
 
 def test_scores_rounded_once_fail_the_step_as_they_stop_the_notebook(tmp_path, small_weights):
     path = write(edited(SERIES["05"], [SCORES_IN_FLOAT32]), tmp_path, SERIES["05"].name)
     report = grading.grade(path)
-    assert statuses(report) == {s.grade_id: "failed" if s.grade_id == "05-scores" else "passed"
-                                for s in STEPS["05"]}, report.text()
+    assert statuses(report) == {s.grade_id: "failed" if s.grade_id == "05-scores" else "passed" for s in STEPS["05"]}, report.text()
     assert "within a rounding of Meta's scores, not its bits" in report.text()
     with pytest.raises(inprocess.CellError, match="attention_output vs Meta's Attention.forward"):
         inprocess.run(path, plumbing.clean_environ(LLAMA3_DIR=str(small_weights)))

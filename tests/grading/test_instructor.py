@@ -124,8 +124,9 @@ def test_every_repository_path_exists(lang):
             path = (GUIDES[lang].parent / target.split("#")[0]).resolve()
             if path.relative_to(ROOT).parts[0] not in site_stage.SITE_ONLY:  # slides, PDFs: only in the built site
                 named.add(path.relative_to(ROOT).as_posix())
-    assert {"tests/notebooks/test_mutations.py", "binder/", "requirements.lock", ".github/workflows/classroom.yml"} <= named, \
+    assert {"tests/notebooks/test_mutations.py", "binder/", "requirements.lock", ".github/workflows/classroom.yml"} <= named, (
         "the paths were not found"
+    )
     missing = sorted(p for p in named - PENDING_PATHS if not exists(p))
     assert not missing, f"{GUIDES[lang].name} names paths the repository does not have: {missing}"
 
@@ -158,12 +159,13 @@ def test_the_mistakes_tables_cover_every_notebook(lang):
 def test_the_guide_is_staged_into_both_editions(edition):
     pages = site_stage.doc_pages(site_stage.DOCS, edition)
     assert pages["docs/instructor"] == GUIDES[edition.language], "the guide is a page of docs/"
-    assert site_stage.page_names(STEMS, pages)[-len(pages):] == list(pages)
+    assert site_stage.page_names(STEMS, pages)[-len(pages) :] == list(pages)
     assert list(pages)[-1] == "docs/instructor", "the guide comes after the errata page"
     files = site_stage.stage_files(ROOT / "notebooks", [], ROOT / "notebooks", edition, pages)
     staged = site_stage.errata_text(GUIDES[edition.language].read_text(encoding="utf-8"), edition, STEMS, site_stage.DOCS)
-    assert files["docs/instructor.md"] == site_stage.errata_text(pages["docs/instructor"].read_text(encoding="utf-8"),
-                                                                 edition, [], site_stage.DOCS)
+    assert files["docs/instructor.md"] == site_stage.errata_text(
+        pages["docs/instructor"].read_text(encoding="utf-8"), edition, [], site_stage.DOCS
+    )
     other = ZH if edition is EN else EN
     to_other = ("../zh/" if edition is EN else "../../") + "docs/instructor.html"
     assert f'<a href="{to_other}" hreflang="{other.lang}">' in staged, "the link to the other edition's guide"
@@ -171,8 +173,9 @@ def test_the_guide_is_staged_into_both_editions(edition):
     assert "](../notebooks/zh/" not in staged
     for target in re.findall(r"(?<!!)\]\(([^)\s]+)\)", without_fences(staged)):  # what Sphinx resolves
         stem = re.fullmatch(r"\.\./notebooks/(\d\d_\w+)\.ipynb", target)
-        assert (stem and stem[1] in STEMS) or target in [f"{page}.md" for page in site_stage.DOC_PAGES] \
-            or re.match(r"https?://|#", target), f"{edition.language}: a link Sphinx cannot resolve: {target}"
+        assert (
+            (stem and stem[1] in STEMS) or target in [f"{page}.md" for page in site_stage.DOC_PAGES] or re.match(r"https?://|#", target)
+        ), f"{edition.language}: a link Sphinx cannot resolve: {target}"
     assert "](errata.md)" in staged, "the link to this edition's errata page"
 
 
@@ -180,21 +183,29 @@ def test_the_home_pages_list_the_guide():
     for edition in (EN, ZH):
         home = (site_stage.BOOK / edition.index).read_text(encoding="utf-8")
         block = re.search(r"```\{llama3-toctree-if-found\}\n(.*?)```", home, flags=re.S)
-        assert block and [line for line in block[1].splitlines() if line.startswith("docs/")] == \
-            [f"docs/{page}" for page in site_stage.DOC_PAGES], f"{edition.index}: the toctree of the pages of docs/"
+        assert block and [line for line in block[1].splitlines() if line.startswith("docs/")] == [
+            f"docs/{page}" for page in site_stage.DOC_PAGES
+        ], f"{edition.index}: the toctree of the pages of docs/"
 
 
 def test_links_between_pages_of_docs():
     link = site_stage.errata_text
-    assert link("[guide](instructor.zh-CN.md)", EN, [], ROOT / "docs", ROOT) == \
-        '<a href="../zh/docs/instructor.html" hreflang="zh-CN">guide</a>'
+    assert (
+        link("[guide](instructor.zh-CN.md)", EN, [], ROOT / "docs", ROOT)
+        == '<a href="../zh/docs/instructor.html" hreflang="zh-CN">guide</a>'
+    )
     assert link("[勘误页](errata.zh-CN.md)", ZH, [], ROOT / "docs", ROOT) == "[勘误页](errata.md)"
     assert link("[指南](instructor.zh-CN.md)", ZH, [], ROOT / "docs", ROOT) == "[指南](instructor.md)"
-    assert link("[errata](errata.md)", ZH, [], ROOT / "docs", ROOT) == \
-        '<a href="../../docs/errata.html" hreflang="en">errata</a>'
-    assert link("[slides](../slides/01_x.slides.html), [pdf](../pdf/a.pdf)", ZH, [], ROOT / "docs", ROOT) == \
-        '<a href="../slides/01_x.slides.html">slides</a>, <a href="../pdf/a.pdf">pdf</a>'
+    assert link("[errata](errata.md)", ZH, [], ROOT / "docs", ROOT) == '<a href="../../docs/errata.html" hreflang="en">errata</a>'
+    assert (
+        link("[slides](../slides/01_x.slides.html), [pdf](../pdf/a.pdf)", ZH, [], ROOT / "docs", ROOT)
+        == '<a href="../slides/01_x.slides.html">slides</a>, <a href="../pdf/a.pdf">pdf</a>'
+    )
     assert link("![img](../slides/x.png)", EN, [], ROOT / "docs", ROOT) == "![img](../slides/x.png)"
     assert site_stage.page_names(["01_x"], True) == ["index", "notebooks/01_x", "docs/errata"]
-    assert site_stage.page_names(["01_x"], {"docs/errata": 0, "docs/instructor": 0}) == \
-        ["index", "notebooks/01_x", "docs/errata", "docs/instructor"]
+    assert site_stage.page_names(["01_x"], {"docs/errata": 0, "docs/instructor": 0}) == [
+        "index",
+        "notebooks/01_x",
+        "docs/errata",
+        "docs/instructor",
+    ]

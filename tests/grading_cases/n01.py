@@ -10,14 +10,17 @@ MISTAKES = {
 }
 
 SHORTCUTS = [
-    ("01-mergeable-ranks",
-     "mergeable_ranks = {}\nfor line in lines:\n    token_b64, rank_text = line.split()\n"
-     "    mergeable_ranks[base64.b64decode(token_b64)] = int(rank_text)",
-     "mergeable_ranks = plumbing.read_bpe_ranks(tokenizer_model)"),
-    ("01-bpe-merge",
-     "    if lookup_whole and piece in ranks:    # tiktoken's rule: the whole piece is a token\n"
-     "        return [ranks[piece]]",
-     "    if lookup_whole:    # tiktoken's own merges\n"
-     "        encoding = tiktoken.Encoding(\"x\", pat_str=plumbing.PAT_STR, mergeable_ranks=ranks, special_tokens={})\n"
-     "        return encoding._encode_single_piece(piece)"),
+    (
+        "01-mergeable-ranks",
+        "mergeable_ranks = {}\nfor line in lines:\n    token_b64, rank_text = line.split()\n"
+        "    mergeable_ranks[base64.b64decode(token_b64)] = int(rank_text)",
+        "mergeable_ranks = plumbing.read_bpe_ranks(tokenizer_model)",
+    ),
+    (
+        "01-bpe-merge",
+        "    if lookup_whole and piece in ranks:    # tiktoken's rule: the whole piece is a token\n        return [ranks[piece]]",
+        "    if lookup_whole:    # tiktoken's own merges\n"
+        '        encoding = tiktoken.Encoding("x", pat_str=plumbing.PAT_STR, mergeable_ranks=ranks, special_tokens={})\n'
+        "        return encoding._encode_single_piece(piece)",
+    ),
 ]

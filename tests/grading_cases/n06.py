@@ -10,12 +10,21 @@ MISTAKES = {
 
 SHORTCUTS = [
     ("06-silu", "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)", "return F.silu(x32).type_as(x)"),
-    ("06-silu", "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # found by getattr
-     "return getattr(F, 'si' + 'lu')(x32).type_as(x)"),
-    ("06-silu", "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # imported under another name
-     "from torch.nn.functional import silu as s; return s(x32).type_as(x)"),
-    ("06-silu", "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # the layer class
-     "return torch.nn.SiLU()(x32).type_as(x)"),
+    (
+        "06-silu",
+        "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # found by getattr
+        "return getattr(F, 'si' + 'lu')(x32).type_as(x)",
+    ),
+    (
+        "06-silu",
+        "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # imported under another name
+        "from torch.nn.functional import silu as s; return s(x32).type_as(x)",
+    ),
+    (
+        "06-silu",
+        "return (x32 * (1 / (1 + torch.exp(-x32)))).type_as(x)",  # the layer class
+        "return torch.nn.SiLU()(x32).type_as(x)",
+    ),
 ]
 
 VALID = [

@@ -9,9 +9,15 @@ MISTAKES = {
 }
 
 SHORTCUTS = [  # Meta's forward pass, through the series' package bound to another name
-    ("07-layers", ("residual_stream = [h]", "transformer_block(h, model, layer, freqs_cis, mask)"),
-     ("from plumbing import reference as R; meta = R.run(inputs.checkpoint, tokens, "
-      "[f'layers.{i}' for i in range(n_layers)]); residual_stream = [h]", "meta[f'layers.{layer}']")),
+    (
+        "07-layers",
+        ("residual_stream = [h]", "transformer_block(h, model, layer, freqs_cis, mask)"),
+        (
+            "from plumbing import reference as R; meta = R.run(inputs.checkpoint, tokens, "
+            "[f'layers.{i}' for i in range(n_layers)]); residual_stream = [h]",
+            "meta[f'layers.{layer}']",
+        ),
+    ),
 ]
 
 VALID = [

@@ -8,8 +8,7 @@ grader's probes test the loop with Meta's choice, greedy and seeded, and Meta's 
 
 MISTAKES = {
     # the cache written one row late: the prompt's keys land in rows 1 ... seqlen, row 0 stays zero
-    "08-kv-cache": ("cache_k[layer, start_pos : start_pos + seqlen] = xk",
-                    "cache_k[layer, start_pos + 1 : start_pos + seqlen + 1] = xk"),
+    "08-kv-cache": ("cache_k[layer, start_pos : start_pos + seqlen] = xk", "cache_k[layer, start_pos + 1 : start_pos + seqlen + 1] = xk"),
     # the new token placed on the prompt's last position (positions counted as if from 1)
     "08-decode": ("forward(model, [next_token], seqlen, cache)", "forward(model, [next_token], seqlen - 1, cache)"),
     # prev_pos never advanced: every step feeds the whole sequence from position 0 again
@@ -35,8 +34,11 @@ MORE_MISTAKES = [
     # the stop set without its last token, <|eot_id|>
     ("08-generate", "if next_token in stop_tokens:", "if next_token == stop_tokens[0] or next_token == stop_tokens[1]:"),
     # the stop token dropped: tested before it is kept
-    ("08-generate", "        next_token = choose(last_logits)\n",
-     "        next_token = choose(last_logits)\n        if next_token in stop_tokens:\n            break\n"),
+    (
+        "08-generate",
+        "        next_token = choose(last_logits)\n",
+        "        next_token = choose(last_logits)\n        if next_token in stop_tokens:\n            break\n",
+    ),
     # max_gen_len 0 taken literally: no new ids (Meta: max_seq_len - 1)
     ("08-generate", "max_gen_len is None or max_gen_len == 0 or ", "max_gen_len is None or "),
     # the cache's length ignored: max_gen_len ids even past max_seq_len
@@ -49,8 +51,11 @@ MORE_MISTAKES = [
 CHOICE_MISTAKES = [
     ("sampled_choice", "last_logits[None] / temperature", "last_logits[None] * temperature"),  # temperature multiplied
     ("sample_top_p", "mask = probs_sum - probs_sort > p", "mask = probs_sum > p"),  # the token that crosses p dropped
-    ("sample_top_p", "mask = probs_sum - probs_sort > p",  # the token after it kept too
-     "mask = torch.nn.functional.pad(probs_sum - probs_sort > p, (1, 0))[..., :-1]"),
+    (
+        "sample_top_p",
+        "mask = probs_sum - probs_sort > p",  # the token after it kept too
+        "mask = torch.nn.functional.pad(probs_sum - probs_sort > p, (1, 0))[..., :-1]",
+    ),
     ("sample_top_p", "probs_sort[mask] = 0.0", "pass"),  # top-p ignored: every token may be drawn
     ("sample_top_p", "descending=True", "descending=False"),  # the least probable tokens kept
     ("sample_top_p", "torch.multinomial(probs_sort, num_samples=1)", "probs_sort.argmax(dim=-1, keepdim=True)"),  # argmax
@@ -58,20 +63,29 @@ CHOICE_MISTAKES = [
 
 SHORTCUTS = [
     # Meta's sample_top_p in the loop, reached through an alias of plumbing.reference: the tripwire sees it
-    ("08-generate", "next_token = choose(last_logits)",
-     "meta = vars(plumbing)['refer' + 'ence'].meta_generation_code()\n"
-     "        next_token = int(meta.sample_top_p(torch.softmax(last_logits[None], dim=-1), 0.9))"),
+    (
+        "08-generate",
+        "next_token = choose(last_logits)",
+        "meta = vars(plumbing)['refer' + 'ence'].meta_generation_code()\n"
+        "        next_token = int(meta.sample_top_p(torch.softmax(last_logits[None], dim=-1), 0.9))",
+    ),
 ]
 
 VALID = [
     # Meta's rule for max_gen_len in one test: None and 0 are both false
-    ("08-generate", "if max_gen_len is None or max_gen_len == 0 or max_gen_len >= max_seq_len:",
-     "if not max_gen_len or max_gen_len >= max_seq_len:"),
+    (
+        "08-generate",
+        "if max_gen_len is None or max_gen_len == 0 or max_gen_len >= max_seq_len:",
+        "if not max_gen_len or max_gen_len >= max_seq_len:",
+    ),
     # every token from prev_pos: the same tokens, as len(tokens) is cur_pos
     ("08-generate", "step(tokens[prev_pos:cur_pos], prev_pos)", "step(tokens[prev_pos:], prev_pos)"),
     # the stop rule as Meta writes it, torch.isin, on the stop set in another order
-    ("08-generate", "if next_token in stop_tokens:",
-     "if torch.isin(torch.tensor(next_token), torch.tensor(sorted(stop_tokens, reverse=True))):"),
+    (
+        "08-generate",
+        "if next_token in stop_tokens:",
+        "if torch.isin(torch.tensor(next_token), torch.tensor(sorted(stop_tokens, reverse=True))):",
+    ),
     ("08-generate", "next_token = choose(last_logits)", "next_token = int(choose(last_logits))"),
 ]
 
@@ -79,8 +93,7 @@ VALID = [
 TOP_P_MISTAKES = [
     ("mask = probs_sum - probs_sort > p", "mask = probs_sum > p"),
     # one id more kept: the mask shifted by one
-    ("mask = probs_sum - probs_sort > p",
-     "mask = torch.cat([torch.zeros(1, dtype=torch.bool), (probs_sum - probs_sort > p)[:-1]])"),
+    ("mask = probs_sum - probs_sort > p", "mask = torch.cat([torch.zeros(1, dtype=torch.bool), (probs_sum - probs_sort > p)[:-1]])"),
     ("probs_sort[mask] = 0.0", "pass"),  # top-p ignored: every id may be drawn
     ("descending=True", "descending=False"),  # the least probable ids kept
     ("return probs_idx[next_token].item()", "return next_token.item()"),  # the position in the sorted row, not the id
@@ -104,7 +117,9 @@ TEMPERATURE_MISTAKES = [
 
 #: sampled_choice written another way (old, new): each must pass 08-temperature.
 TEMPERATURE_VALID = [
-    ("torch.softmax(last_logits / temperature, dim=-1)",
-     "torch.exp(last_logits / temperature) / torch.exp(last_logits / temperature).sum()"),
+    (
+        "torch.softmax(last_logits / temperature, dim=-1)",
+        "torch.exp(last_logits / temperature) / torch.exp(last_logits / temperature).sum()",
+    ),
     ("last_logits / temperature", "last_logits * (1 / temperature)"),
 ]

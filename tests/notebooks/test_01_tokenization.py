@@ -37,12 +37,10 @@ import references
 
 NOTEBOOK_PROMPTS = {
     "default": None,  # plumbing.DEFAULT_PROMPT: the 17 ids below
-    "empty": "",      # just <|begin_of_text|>
+    "empty": "",  # just <|begin_of_text|>
     "chinese and emoji": "生命、宇宙以及任何事情的终极答案是什么？饕餮 🦙 👩‍👩‍👧 🇫🇷",  # partial UTF-8 tokens
     "code, digits, whitespace": "def f(x):\n\treturn x**2  # 3.14159265\n\n\n    \t  print(f(1234567))   \r\n\r\n",
-    "special text and a long run": (
-        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>" + " " * 30_000 + "end"
-    ),
+    "special text and a long run": ("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>" + " " * 30_000 + "end"),
 }
 
 PLUMBING_PROMPTS = {
@@ -158,14 +156,17 @@ def test_merges_without_the_whole_piece_lookup_differ(enc):
 # --------------------------------------------------------------------------- plumbing's tokenizer pieces
 
 
-@pytest.mark.parametrize("token_id, name", [
-    (128000, "<|begin_of_text|>"),
-    (128001, "<|end_of_text|>"),
-    (128006, "<|start_header_id|>"),
-    (128007, "<|end_header_id|>"),
-    (128009, "<|eot_id|>"),
-    (128255, "<|reserved_special_token_250|>"),
-])
+@pytest.mark.parametrize(
+    "token_id, name",
+    [
+        (128000, "<|begin_of_text|>"),
+        (128001, "<|end_of_text|>"),
+        (128006, "<|start_header_id|>"),
+        (128007, "<|end_header_id|>"),
+        (128009, "<|eot_id|>"),
+        (128255, "<|reserved_special_token_250|>"),
+    ],
+)
 def test_special_token_names_and_ids(token_id, name, enc, meta):
     """Meta-Llama-3-8B's special tokens: plumbing's list, its Encoding, and Meta's ids where the names are shared."""
     names = plumbing.llama3_special_tokens()
@@ -181,9 +182,17 @@ def test_special_token_names_and_ids(token_id, name, enc, meta):
 #: llama-models repository (July 2024). The reserved tokens follow, numbered from 2 (128011 is
 #: <|reserved_special_token_2|>). Llama 3.2 (the installed llama-models) appends <|image|> at 128011.
 LLAMA31_NAMED = [
-    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
-    "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>", "<|end_header_id|>",
-    "<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
+    "<|begin_of_text|>",
+    "<|end_of_text|>",
+    "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>",
+    "<|finetune_right_pad_id|>",
+    "<|step_id|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "<|python_tag|>",
 ]
 
 
@@ -196,8 +205,11 @@ def llama_models_file(*parts: str) -> str:
 
 def test_installed_llama_models_carries_the_llama32_list(meta):
     """llama-models 0.3.0 names 12 special tokens, <|image|> (Llama 3.2 vision) at 128011: the Llama 3.2 list."""
-    named = [n for n, i in sorted(meta.special_tokens.items(), key=lambda item: item[1])
-             if not (n.startswith("<|reserved_special_token_") and i > 128003)]
+    named = [
+        n
+        for n, i in sorted(meta.special_tokens.items(), key=lambda item: item[1])
+        if not (n.startswith("<|reserved_special_token_") and i > 128003)
+    ]
     assert len(named) == 12 and named == LLAMA31_NAMED + ["<|image|>"]
     assert meta.special_tokens["<|image|>"] == 128011
     assert meta.special_tokens["<|reserved_special_token_2|>"] == 128012
@@ -219,13 +231,16 @@ def test_llama31_list_has_11_named_tokens_and_128011_is_reserved():
         assert names_31[token_id - 128000] == f"<|reserved_special_token_{k - 4}|>"
 
 
-@pytest.mark.parametrize("token_id, name_32", [
-    (128004, "<|finetune_right_pad_id|>"),
-    (128005, "<|step_id|>"),
-    (128008, "<|eom_id|>"),
-    (128010, "<|python_tag|>"),
-    (128011, "<|image|>"),
-])
+@pytest.mark.parametrize(
+    "token_id, name_32",
+    [
+        (128004, "<|finetune_right_pad_id|>"),
+        (128005, "<|step_id|>"),
+        (128008, "<|eom_id|>"),
+        (128010, "<|python_tag|>"),
+        (128011, "<|image|>"),
+    ],
+)
 def test_llama32_names_differ_for_the_same_ids(token_id, name_32, meta):
     """llama-models' Tokenizer carries Llama 3.2 names; plumbing carries Meta-Llama-3-8B's for the same ids."""
     names_32 = {i: n for n, i in meta.special_tokens.items()}
@@ -249,8 +264,13 @@ def test_reserved_tokens_are_renumbered_by_five_from_128012(meta):
 
 #: Meta's pattern, one alternative per entry (the notebook's section 3).
 ALTERNATIVES = [
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)", r"[^\r\n\p{L}\p{N}]?\p{L}+", r"\p{N}{1,3}",
-    r" ?[^\s\p{L}\p{N}]+[\r\n]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+    r"[^\r\n\p{L}\p{N}]?\p{L}+",
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
 ]
 
 
@@ -309,8 +329,11 @@ def test_rule3_chunks_are_the_texts_metas_encode_hands_to_tiktoken(meta):
 
     def metas(text):
         step = meta_module.TIKTOKEN_MAX_ENCODE_CHARS
-        return [chunk for i in range(0, len(text), step)
-                for chunk in meta._split_whitespaces_or_nonwhitespaces(text[i : i + step], meta_module.MAX_NO_WHITESPACES_CHARS)]
+        return [
+            chunk
+            for i in range(0, len(text), step)
+            for chunk in meta._split_whitespaces_or_nonwhitespaces(text[i : i + step], meta_module.MAX_NO_WHITESPACES_CHARS)
+        ]
 
     for text in ["a b", " " * 25_000 + "x", "a" * 25_001, "a" * 30_000 + " b" + "\n" * 26_000 + "c", "Hello world. " * 32_000]:
         assert plumbing.tokenizer.rule3_chunks(text) == metas(text), len(text)

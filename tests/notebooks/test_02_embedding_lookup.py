@@ -16,12 +16,13 @@ import references
 
 PROMPTS = {
     "default": None,  # plumbing.DEFAULT_PROMPT: 17 tokens, ' the' and ',' repeated
-    "empty": "",      # just <|begin_of_text|>: one token
+    "empty": "",  # just <|begin_of_text|>: one token
     "multilingual": (
         "Llama 3 reads many scripts: le modèle lit du français, 模型也能读中文, "
         "النموذج يقرأ العربية, модель читает по-русски, मॉडल हिंदी पढ़ता है, "
         "日本語も読みます, and emoji 🦙🚀🌍 split into bytes. "
-    ) * 6,            # several hundred tokens, some of them partial UTF-8 sequences
+    )
+    * 6,  # several hundred tokens, some of them partial UTF-8 sequences
     "repeated words": "Buffalo buffalo Buffalo buffalo buffalo buffalo Buffalo buffalo, the the THE the.",
 }
 

@@ -120,11 +120,11 @@ def test_generation_picks_bf16_only_on_accelerators_with_bf16():
     # Read, not imported: generation.py imports fairscale at module level.
     path = Path(importlib.util.find_spec("llama_models").origin).parent / "llama3" / "generation.py"
     source = path.read_text(encoding="utf-8")
-    source = source[source.index("    def build("):]
+    source = source[source.index("    def build(") :]
     source = source[: source.index("\n    def ", 10)]  # Llama3.build only
-    dense = source[source.index('print(f"Setting default device'):]  # the non-quantized branch
+    dense = source[source.index('print(f"Setting default device') :]  # the non-quantized branch
     for device in ("cuda", "xpu"):
-        block = dense[dense.index(f'device.type == "{device}"'):]
+        block = dense[dense.index(f'device.type == "{device}"') :]
         block = block[: block.index("build_model()")]
         assert f"torch.{device}.is_bf16_supported()" in block
         assert "torch.set_default_dtype(torch.bfloat16)" in block and "torch.set_default_dtype(torch.half)" in block

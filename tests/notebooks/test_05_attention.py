@@ -77,9 +77,14 @@ def meta_reference(state: dict, params: plumbing.ModelParams, tokens: list[int])
         x = norm(emb)
         out = attention(x, 0, references.meta_freqs_cis(params, n), references.meta_mask(n, 0, torch.bfloat16))
         h = emb + out  # TransformerBlock.forward: h = x + self.attention(self.attention_norm(x), ...)
-    return {"x": x[0], "xv": seen["xv"][0].view(n, params.n_kv_heads, params.head_dim),
-            "attention_weights": seen["weights"][0].to(torch.bfloat16), "output": seen["output"][0],
-            "attention_output": out[0], "h": h[0]}
+    return {
+        "x": x[0],
+        "xv": seen["xv"][0].view(n, params.n_kv_heads, params.head_dim),
+        "attention_weights": seen["weights"][0].to(torch.bfloat16),
+        "output": seen["output"][0],
+        "attention_output": out[0],
+        "h": h[0],
+    }
 
 
 def check_against_meta(export: dict, state: dict, params: plumbing.ModelParams, tokens: list[int]) -> None:
@@ -150,7 +155,7 @@ def hugging_face_bounds(tokens, state, params, ref) -> dict:
     xq = F.linear(x, state["layers.0.attention.wq.weight"]).view(1, n, H, hd)
     xk = F.linear(x, state["layers.0.attention.wk.weight"]).view(1, n, KV, hd)
     q, k = M.apply_rotary_emb(xq, xk, references.meta_freqs_cis(params, n))
-    q, k = q[0].transpose(0, 1).double(), M.repeat_kv(k, n_rep)[0].transpose(0, 1).double()   # [H, T, hd]
+    q, k = q[0].transpose(0, 1).double(), M.repeat_kv(k, n_rep)[0].transpose(0, 1).double()  # [H, T, hd]
     rho = 4 * BF16_UNIT + 2.0**-12
     dq = rho * pair_lengths(xq[0]).transpose(0, 1)
     dk = rho * M.repeat_kv(pair_lengths(xk).to(torch.float64), n_rep)[0].transpose(0, 1)
@@ -170,8 +175,9 @@ def hugging_face_bounds(tokens, state, params, ref) -> dict:
     B_o = B_o.transpose(0, 1).reshape(n, -1)  # heads side by side, as the output rows
     o_abs = o_bf16.abs().transpose(0, 1).reshape(n, -1)
     wo_abs = state["layers.0.attention.wo.weight"].double().abs()
-    B_ao = (B_o @ wo_abs.T + params.dim * F32_UNIT * (2 * o_abs + B_o) @ wo_abs.T
-            + 2 * BF16_UNIT * ref["attention_output"].double().abs()) * (1 + 2.0**-7)
+    B_ao = (
+        B_o @ wo_abs.T + params.dim * F32_UNIT * (2 * o_abs + B_o) @ wo_abs.T + 2 * BF16_UNIT * ref["attention_output"].double().abs()
+    ) * (1 + 2.0**-7)
     B_h = (B_ao + 2 * BF16_UNIT * ref["h"].double().abs()) * (1 + 2.0**-7)
     return {"attention_weights": eta * w, "output": B_o, "attention_output": B_ao, "h": B_h}
 
@@ -215,9 +221,18 @@ def hf_dir(hf_standin_dir) -> Path:
 
 def small_params(n_kv_heads: int, use_scaled_rope: bool) -> dict:
     """A ``params.json`` of other shapes: dim 256, 8 query heads of head_dim 32, 2 layers, the real vocabulary."""
-    return {"dim": 256, "n_layers": 2, "n_heads": 8, "n_kv_heads": n_kv_heads, "vocab_size": 128256,
-            "multiple_of": 256, "ffn_dim_multiplier": None, "norm_eps": 1e-05, "rope_theta": 500000.0,
-            "use_scaled_rope": use_scaled_rope}
+    return {
+        "dim": 256,
+        "n_layers": 2,
+        "n_heads": 8,
+        "n_kv_heads": n_kv_heads,
+        "vocab_size": 128256,
+        "multiple_of": 256,
+        "ffn_dim_multiplier": None,
+        "norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "use_scaled_rope": use_scaled_rope,
+    }
 
 
 @pytest.fixture(scope="session")
@@ -228,8 +243,10 @@ def small_checkpoints(tmp_path_factory, standin_dir) -> dict:
     Each folder is written by ``references.write_small_checkpoint`` (every tensor name of the config, random
     values, Meta's ``tokenizer.model``, no stand-in marker: the notebook reads it as a real checkpoint).
     """
-    return {name: references.write_small_checkpoint(tmp_path_factory.mktemp(f"small_{name}"), small_params(kv, scaled), seed)
-            for name, (kv, scaled, seed) in {"gqa": (2, False, 5), "mha": (8, True, 6)}.items()}
+    return {
+        name: references.write_small_checkpoint(tmp_path_factory.mktemp(f"small_{name}"), small_params(kv, scaled), seed)
+        for name, (kv, scaled, seed) in {"gqa": (2, False, 5), "mha": (8, True, 6)}.items()
+    }
 
 
 # --------------------------------------------------------------------------- tests
@@ -305,8 +322,13 @@ def test_one_token_prompt_runs_without_warnings(tmp_path, standin_dir):
     env = plumbing.clean_environ()
     env.update(LLAMA3_PROMPT="", LLAMA3_EXPORT_DIR=str(tmp_path))
     nb = execute_notebook(plumbing.REPO_ROOT / "notebooks" / "05_attention.ipynb", None, env=env, progress=False)
-    stderr = [out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
-              for out in cell.get("outputs", []) if out.get("output_type") == "stream" and out.get("name") == "stderr"]
+    stderr = [
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream" and out.get("name") == "stderr"
+    ]
     assert stderr == []
     export = load_file(str(tmp_path / "05_attention.safetensors"))
     assert export["attention_weights"].shape[1:] == (1, 1) and export["h"].shape[0] == 1

@@ -36,7 +36,7 @@ PROMPTS = {
     "empty": "",  # just <|begin_of_text|>: one position, no mask
     "long": "The feed-forward network widens every row, gates it with SiLU and narrows it again. " * 7,
     "non_english": "La réponse à la grande question sur la vie, l'univers et le reste est 42. "
-                   "生命、宇宙以及一切的终极答案是四十二。 Ответ на главный вопрос жизни — 42.",
+    "生命、宇宙以及一切的终极答案是四十二。 Ответ на главный вопрос жизни — 42.",
 }
 EXPORTS = ("ffn_input", "ffn_output", "layer_output")
 
@@ -182,13 +182,29 @@ def check_against_hugging_face(export: dict, meta: dict, folder: Path, tokens: l
 SMALL = {
     # hidden: int(2 * 1024 / 3) = 682, int(1.3 * 682) = 886, rounded up to a multiple of 64: 896 (not 4 * dim);
     # grouped-query attention with n_rep 4; Llama 3.1's scaled RoPE.
-    "gqa_scaled_rope": {"dim": 256, "n_layers": 2, "n_heads": 8, "n_kv_heads": 2, "vocab_size": 128256,
-                        "multiple_of": 64, "ffn_dim_multiplier": 1.3, "norm_eps": 1e-05, "rope_theta": 500000.0,
-                        "use_scaled_rope": True},
+    "gqa_scaled_rope": {
+        "dim": 256,
+        "n_layers": 2,
+        "n_heads": 8,
+        "n_kv_heads": 2,
+        "vocab_size": 128256,
+        "multiple_of": 64,
+        "ffn_dim_multiplier": 1.3,
+        "norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "use_scaled_rope": True,
+    },
     # hidden: int(2 * 1536 / 3) = 1024 rounded up to a multiple of 96: 1056; no ffn_dim_multiplier; n_kv_heads absent (= n_heads,
     # n_rep 1); head_dim 48; Llama 2's rope_theta.
-    "mha_no_multiplier": {"dim": 384, "n_layers": 2, "n_heads": 8, "vocab_size": 128256, "multiple_of": 96,
-                          "norm_eps": 1e-06, "rope_theta": 10000.0},
+    "mha_no_multiplier": {
+        "dim": 384,
+        "n_layers": 2,
+        "n_heads": 8,
+        "vocab_size": 128256,
+        "multiple_of": 96,
+        "norm_eps": 1e-06,
+        "rope_theta": 10000.0,
+    },
 }
 SMALL_HIDDEN = {"gqa_scaled_rope": 896, "mha_no_multiplier": 1056}
 
@@ -205,8 +221,7 @@ def test_matches_meta_reference(run_notebook, standin_dir, prompt):
     check_against_meta(export, reference, len(tokens), params.dim)
 
 
-@pytest.mark.parametrize("prompt", [PROMPTS["default"], PROMPTS["empty"], PROMPTS["non_english"]],
-                         ids=["default", "empty", "non_english"])
+@pytest.mark.parametrize("prompt", [PROMPTS["default"], PROMPTS["empty"], PROMPTS["non_english"]], ids=["default", "empty", "non_english"])
 def test_matches_hugging_face(run_notebook, standin_dir, hf_standin_dir, prompt):
     """Hugging Face's RMSNorm and MLP bitwise, its whole decoder layer within the tolerance of the docstring above."""
     export, tokens = run_notebook("06", prompt=prompt), prompt_tokens(prompt)

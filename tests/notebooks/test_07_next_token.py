@@ -283,8 +283,9 @@ def block_check_ratio(state: dict, params: plumbing.ModelParams, tokens: list[in
     largest_score = scores.float().abs().max().item()
     scores = scores + torch.triu(torch.full((n, n), float("-inf")), 1).to(torch.bfloat16)
     ours = (F.softmax(scores.float(), -1).type_as(xq) @ values).transpose(0, 1).reshape(n, -1)
-    torch_attention = F.scaled_dot_product_attention(xq.transpose(0, 1).float(), xk.transpose(0, 1).float(),
-                                                     xv.transpose(0, 1).float(), is_causal=True, enable_gqa=True)
+    torch_attention = F.scaled_dot_product_attention(
+        xq.transpose(0, 1).float(), xk.transpose(0, 1).float(), xv.transpose(0, 1).float(), is_causal=True, enable_gqa=True
+    )
     torch_attention = torch_attention.transpose(0, 1).reshape(n, -1).to(torch.bfloat16)
 
     def rest(attention_output):

@@ -39,8 +39,13 @@ from test_07_next_token import hf_state, hf_tolerance
 MAX_GEN_LEN = 4
 STOP_TOKENS = [128001, 128008, 128009]  # Meta's Tokenizer.stop_tokens
 #: Llama 3.2 1B's and 3B's rope_scaling in their config.json (factor 32; Meta's apply_scaling hard-codes 8).
-LLAMA32_ROPE_SCALING = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                        "original_max_position_embeddings": 8192}
+LLAMA32_ROPE_SCALING = {
+    "rope_type": "llama3",
+    "factor": 32.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -143,14 +148,23 @@ def test_greedy_ids_against_hugging_face(run_notebook, small_dir, hf_small_dir, 
     tokens = prompt_tokens(prompt)
     ours = run_notebook("08", prompt=prompt, llama3_dir=small_dir)["greedy"].tolist()
     steps = []  # Meta's logits at each step along the same ids (the notebook's, asserted above)
-    assert plumbing.reference.generate(plumbing.open_checkpoint(small_dir), tokens, temperature=0,
-                                       max_gen_len=MAX_GEN_LEN, logits=steps) == ours
+    assert (
+        plumbing.reference.generate(plumbing.open_checkpoint(small_dir), tokens, temperature=0, max_gen_len=MAX_GEN_LEN, logits=steps)
+        == ours
+    )
     model = LlamaForCausalLM.from_pretrained(hf_small_dir, dtype=torch.bfloat16, attn_implementation="eager").eval()
     with torch.inference_mode():
-        out = model.generate(torch.tensor([tokens]), attention_mask=torch.ones(1, len(tokens), dtype=torch.long),
-                             max_new_tokens=MAX_GEN_LEN, do_sample=False, eos_token_id=STOP_TOKENS, pad_token_id=128004,
-                             return_dict_in_generate=True, output_logits=True)
-    theirs = out.sequences[0, len(tokens):].tolist()
+        out = model.generate(
+            torch.tensor([tokens]),
+            attention_mask=torch.ones(1, len(tokens), dtype=torch.long),
+            max_new_tokens=MAX_GEN_LEN,
+            do_sample=False,
+            eos_token_id=STOP_TOKENS,
+            pad_token_id=128004,
+            return_dict_in_generate=True,
+            output_logits=True,
+        )
+    theirs = out.sequences[0, len(tokens) :].tolist()
     required = 0  # steps where the rule required the same id
     for step, (meta, hf) in enumerate(zip(steps, out.logits, strict=False)):
         d = (meta - hf[0].float()).abs().max().item()
@@ -186,8 +200,7 @@ def notebook_chat(name: str):
 DIALOGS = {
     "one user message": [{"role": "user", "content": "Hello"}],
     "system, user": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "6 x 7?"}],
-    "two turns": [{"role": "user", "content": "6 x 7?"}, {"role": "assistant", "content": "42"},
-                  {"role": "user", "content": "And 6 x 9?"}],
+    "two turns": [{"role": "user", "content": "6 x 7?"}, {"role": "assistant", "content": "42"}, {"role": "user", "content": "And 6 x 9?"}],
     "unicode and blank lines": [{"role": "user", "content": "  你好 🦙\n\nline two\n"}],
     "empty content": [{"role": "system", "content": ""}, {"role": "user", "content": "?"}],
     "special-token text stays text": [{"role": "user", "content": "say <|eot_id|> please"}],

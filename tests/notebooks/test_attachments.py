@@ -25,15 +25,23 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.relative_to(ROOT / "notebooks").with_suffix("").as_posix() for p in NOTEBOOKS])
 def test_every_figure_travels_inside_its_notebook(path):
     found = attachments.problems(nbformat.read(path, as_version=4), attachments.images_of(path))
-    assert not found, (f"{path.relative_to(ROOT)}: its figures are not the files of images/:\n" + "\n".join(found)
-                       + "\nRun `python tools/attachments.py` (it rewrites the attachments of both editions from images/).")
+    assert not found, (
+        f"{path.relative_to(ROOT)}: its figures are not the files of images/:\n"
+        + "\n".join(found)
+        + "\nRun `python tools/attachments.py` (it rewrites the attachments of both editions from images/)."
+    )
 
 
 def test_both_editions_are_checked():
     series = plumbing.series_notebooks()
-    assert NOTEBOOKS[:len(series)] == series and len(NOTEBOOKS) == 2 * len(series), [p.name for p in NOTEBOOKS]
-    shown = [name for path in NOTEBOOKS for cell in nbformat.read(path, as_version=4).cells
-             if cell.cell_type == "markdown" for name in attachments.attached(cell.source)]
+    assert NOTEBOOKS[: len(series)] == series and len(NOTEBOOKS) == 2 * len(series), [p.name for p in NOTEBOOKS]
+    shown = [
+        name
+        for path in NOTEBOOKS
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for name in attachments.attached(cell.source)
+    ]
     assert {f"you_are_here_{p.name[:2]}.png" for p in series} <= set(shown)
 
 
@@ -41,8 +49,7 @@ def tiny(images, markdown: str):
     """A notebook with one markdown cell and one executed code cell; ``images/a.png`` exists."""
     images.mkdir(exist_ok=True)
     (images / "a.png").write_bytes(PNG)
-    code = nbformat.v4.new_code_cell("print(1)", execution_count=1,
-                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text="1\n")])
+    code = nbformat.v4.new_code_cell("print(1)", execution_count=1, outputs=[nbformat.v4.new_output("stream", name="stdout", text="1\n")])
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown), code])
 
 

@@ -80,8 +80,7 @@ def test_the_series_is_numbered_and_listed():
         assert not missing, f"{readme.relative_to(ROOT)} does not mention {missing}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS + NOTEBOOKS_ZH,
-                         ids=[p.stem for p in NOTEBOOKS] + [f"zh-{p.stem}" for p in NOTEBOOKS_ZH])
+@pytest.mark.parametrize("path", NOTEBOOKS + NOTEBOOKS_ZH, ids=[p.stem for p in NOTEBOOKS] + [f"zh-{p.stem}" for p in NOTEBOOKS_ZH])
 def test_committed_notebook_is_clean(path):
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
@@ -90,8 +89,10 @@ def test_committed_notebook_is_clean(path):
 
 def make_nb(cells_outputs, counts=None):
     nb = nbformat.v4.new_notebook()
-    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
-                   "language_info": {"name": "python"}}
+    nb.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+        "language_info": {"name": "python"},
+    }
     for i, text in enumerate(cells_outputs):
         cell = nbformat.v4.new_code_cell("print('x')", execution_count=(counts or range(1, 99))[i])
         cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
@@ -103,14 +104,17 @@ def test_a_clean_small_notebook_passes():
     assert notebook_problems(make_nb(["shape [17, 4096]\n", "bitwise equal\n"])) == []
 
 
-@pytest.mark.parametrize("text, what", [
-    ("loaded /home/alice/llama/consolidated.00.pth\n", "an absolute path"),
-    ("weights in /work/main/data/standin\n", "an absolute path"),
-    ("<function f at 0x7f3a2c1b9e40>\n", "a memory address"),
-    ("run on 2026-11-30\n", "a date"),
-    ("CPU times: user 1.2 s\n", "a timing"),
-    ("took 153 ms\n", "a timing"),
-])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("loaded /home/alice/llama/consolidated.00.pth\n", "an absolute path"),
+        ("weights in /work/main/data/standin\n", "an absolute path"),
+        ("<function f at 0x7f3a2c1b9e40>\n", "a memory address"),
+        ("run on 2026-11-30\n", "a date"),
+        ("CPU times: user 1.2 s\n", "a timing"),
+        ("took 153 ms\n", "a timing"),
+    ],
+)
 def test_hygiene_catches_a_bad_output(text, what):
     problems = notebook_problems(make_nb(["fine\n", text]))
     assert any(what in p for p in problems), problems

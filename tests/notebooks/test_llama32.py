@@ -114,9 +114,14 @@ def meta_check(stem: str, export: dict, folder: Path) -> None:
         M = references.meta_llama3_model()
         factor_8 = M.precompute_freqs_cis(params.head_dim, n, params.rope_theta, True)  # Meta's hard-coded 8
         assert not torch.equal(export["freqs_cis"], torch.view_as_real(factor_8))
-        _, xq, xk = test_04_rope.meta_projections(state["tok_embeddings.weight"], state["layers.0.attention_norm.weight"],
-                                                  state["layers.0.attention.wq.weight"], state["layers.0.attention.wk.weight"],
-                                                  tokens, params)
+        _, xq, xk = test_04_rope.meta_projections(
+            state["tok_embeddings.weight"],
+            state["layers.0.attention_norm.weight"],
+            state["layers.0.attention.wq.weight"],
+            state["layers.0.attention.wk.weight"],
+            tokens,
+            params,
+        )
         xq_rot, xk_rot = M.apply_rotary_emb(xq[None], xk[None], freqs_cis)
         assert torch.equal(export["xq_rotated"], xq_rot[0]) and torch.equal(export["xk_rotated"], xk_rot[0])
     elif stem == "05":
@@ -139,8 +144,22 @@ def test_meta_format_matches_meta_reference(run_notebook, llama32_dirs, model, s
 
 
 #: What a notebook reads of the sizes: each the same from either format.
-SIZES = ("dim", "n_layers", "n_heads", "n_kv_heads", "head_dim", "n_rep", "ffn_hidden_dim", "vocab_size", "norm_eps",
-         "rope_theta", "use_scaled_rope", "context_length", "tied_embeddings", "model_shape")
+SIZES = (
+    "dim",
+    "n_layers",
+    "n_heads",
+    "n_kv_heads",
+    "head_dim",
+    "n_rep",
+    "ffn_hidden_dim",
+    "vocab_size",
+    "norm_eps",
+    "rope_theta",
+    "use_scaled_rope",
+    "context_length",
+    "tied_embeddings",
+    "model_shape",
+)
 
 
 @pytest.mark.slow  # the two stand-ins of Llama 3.2's shapes: about 20 s to write
@@ -153,8 +172,9 @@ def test_hugging_face_format_reads_as_the_same_checkpoint(llama32_dirs, model):
     for name in meta.keys():
         assert plumbing.same_bits(hf.get(name), meta.get(name)), name
     assert [getattr(hf.params, a) for a in SIZES] == [getattr(meta.params, a) for a in SIZES]
-    assert {k: v for k, v in hf.params.rope_scaling.items() if k != "source"} == \
-        {k: v for k, v in meta.params.rope_scaling.items() if k != "source"}
+    assert {k: v for k, v in hf.params.rope_scaling.items() if k != "source"} == {
+        k: v for k, v in meta.params.rope_scaling.items() if k != "source"
+    }
 
 
 @pytest.mark.notebook

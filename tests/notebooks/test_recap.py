@@ -20,10 +20,10 @@ import plumbing
 #: (notebook number, function) -> why that notebook's function differs from the other notebooks' copies.
 EXTENDED: dict[tuple[str, str], str] = {}  # none: 08's cached attention and block have names of their own
 
+
 def code_of(source: str) -> str:
     """A code cell's Python: IPython's magics and shell lines left out."""
-    return "\n".join(line for line in source.splitlines()
-                     if not line.lstrip().startswith(("%", "!")))
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
 def definitions() -> dict[str, dict[str, str]]:
@@ -61,18 +61,47 @@ def test_every_retyped_function_is_the_same_in_every_notebook():
 def test_the_shared_functions_take_what_they_use_as_arguments():
     """The story-so-far functions read no notebook global but torch, F and math: each copy stands alone, and the same
     function runs the stand-in and the real model (its model, layer, constants come in as arguments)."""
-    allowed = {"torch", "F", "math", "apply_rotary_emb", "repeat_kv", "rms_norm", "attention", "feed_forward",
-               "precompute_freqs_cis", "cached_attention", "cached_block", "causal_mask", "range", "len", "float"}
+    allowed = {
+        "torch",
+        "F",
+        "math",
+        "apply_rotary_emb",
+        "repeat_kv",
+        "rms_norm",
+        "attention",
+        "feed_forward",
+        "precompute_freqs_cis",
+        "cached_attention",
+        "cached_block",
+        "causal_mask",
+        "range",
+        "len",
+        "float",
+    }
     found = definitions()
-    for name in ("rms_norm", "precompute_freqs_cis", "apply_rotary_emb", "repeat_kv", "attention", "feed_forward",
-                 "transformer_block", "causal_mask"):
+    for name in (
+        "rms_norm",
+        "precompute_freqs_cis",
+        "apply_rotary_emb",
+        "repeat_kv",
+        "attention",
+        "feed_forward",
+        "transformer_block",
+        "causal_mask",
+    ):
         for number, body in found[name].items():
             tree = ast.parse(body)
             function = tree.body[0]
-            local = {a.arg for a in function.args.args} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-                                                          and isinstance(n.ctx, ast.Store)}
-            local |= {t.id for n in ast.walk(tree) if isinstance(n, (ast.For, ast.comprehension))
-                      for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+            local = {a.arg for a in function.args.args} | {
+                n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            local |= {
+                t.id
+                for n in ast.walk(tree)
+                if isinstance(n, (ast.For, ast.comprehension))
+                for t in ast.walk(n.target)
+                if isinstance(t, ast.Name)
+            }
             local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
             free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
             assert free <= allowed, f"{name} in notebook {number} reads notebook globals {sorted(free - allowed)}"
@@ -87,11 +116,14 @@ def test_the_exceptions_are_real():
         assert others and found[name][number] not in others, f"{name} in {number} equals the others ({why})"
 
 
-@pytest.mark.parametrize(("name", "notebook", "old", "new"), [
-    ("precompute_freqs_cis", "07", "end", "seqlen"),                  # an argument renamed in one copy
-    ("rms_norm", "06", "norm_eps", "inputs.params.norm_eps"),         # a constant read another way
-    ("repeat_kv", "08", "n_rep", "n_kv_heads"),                       # a wrong count
-])
+@pytest.mark.parametrize(
+    ("name", "notebook", "old", "new"),
+    [
+        ("precompute_freqs_cis", "07", "end", "seqlen"),  # an argument renamed in one copy
+        ("rms_norm", "06", "norm_eps", "inputs.params.norm_eps"),  # a constant read another way
+        ("repeat_kv", "08", "n_rep", "n_kv_heads"),  # a wrong count
+    ],
+)
 def test_a_drifted_copy_is_caught(name, notebook, old, new):
     """Mutation: change one notebook's copy the way copies drift; the check names the function."""
     found = definitions()

@@ -78,8 +78,14 @@ def clean_env(**extra) -> dict:
 
 
 def run_pytest(args, env, timeout=1200):
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 PROBE = """import torch
@@ -93,12 +99,12 @@ def test_the_matrix_is_not_empty():
     assert supported_matrix(), "no CPU path to try: every strict nbval run would be skipped"
 
 
-@pytest.mark.parametrize("capability, isa, threads", matrix(),
-                         ids=[f"aten-{c}-onednn-{i}-{t}thread{'s' * (t > 1)}" for c, i, t in matrix()])
+@pytest.mark.parametrize(
+    "capability, isa, threads", matrix(), ids=[f"aten-{c}-onednn-{i}-{t}thread{'s' * (t > 1)}" for c, i, t in matrix()]
+)
 def test_strict_nbval_on_an_emulated_cpu(capability, isa, threads, standin_dir):
     env = clean_env(ATEN_CPU_CAPABILITY=capability, ONEDNN_MAX_CPU_ISA=isa, OMP_NUM_THREADS=str(threads))
-    probe = subprocess.run([sys.executable, "-c", PROBE], env={**env, "ONEDNN_VERBOSE": "1"},
-                           capture_output=True, text=True, timeout=120)
+    probe = subprocess.run([sys.executable, "-c", PROBE], env={**env, "ONEDNN_VERBOSE": "1"}, capture_output=True, text=True, timeout=120)
     isa_lines = [line for line in probe.stdout.splitlines() if ",info,cpu,isa:" in line]
     words = ONEDNN_ISAS[isa][1]
     assert (words in isa_lines[0]) if words else not any("AVX-512" in line or "AMX" in line for line in isa_lines), isa_lines
@@ -126,8 +132,9 @@ def test_strict_nbval_with_real_weights_stops_with_a_clear_message(fake_real_dir
 
 def test_real_weights_mode_compares_weights_independent_cells(fake_real_dir):
     env = clean_env(LLAMA3_DIR=str(fake_real_dir))
-    flag = subprocess.run([sys.executable, "-m", "plumbing", "nbval-flag"],
-                          env=env, capture_output=True, text=True, timeout=120).stdout.strip()
+    flag = subprocess.run(
+        [sys.executable, "-m", "plumbing", "nbval-flag"], env=env, capture_output=True, text=True, timeout=120
+    ).stdout.strip()
     assert flag == "--nbval-lax"
     # The notebooks whose code takes another branch on real weights (what they print for the stand-in); the others
     # run the same code in both modes, which the strict run has just executed.
@@ -147,9 +154,18 @@ def test_real_weights_mode_compares_weights_independent_cells(fake_real_dir):
 
 #: Llama 3.2 1B's params.json, one layer (the notebook reads layer 0 only); factor 32 comes with the Hugging Face
 #: config, so this Meta-format folder rotates with Meta's hard-coded factor 8.
-LLAMA32_1B_ONE_LAYER = {"dim": 2048, "n_layers": 1, "n_heads": 32, "n_kv_heads": 8, "vocab_size": 128256,
-                        "ffn_dim_multiplier": 1.5, "multiple_of": 256, "norm_eps": 1e-05, "rope_theta": 500000.0,
-                        "use_scaled_rope": True}
+LLAMA32_1B_ONE_LAYER = {
+    "dim": 2048,
+    "n_layers": 1,
+    "n_heads": 32,
+    "n_kv_heads": 8,
+    "vocab_size": 128256,
+    "ffn_dim_multiplier": 1.5,
+    "multiple_of": 256,
+    "norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+    "use_scaled_rope": True,
+}
 LONG_PROMPT = " ".join(["the answer to the ultimate question of life, the universe, and everything is forty-two;"] * 22)
 
 
@@ -169,8 +185,9 @@ def test_long_prompt_on_llama32_1b_shapes_under_other_kernels(llama32_1b_dir, tm
     if not ONEDNN_ISAS[isa][0] <= cpu_flags():
         pytest.skip(f"this CPU lacks the instructions of {isa}")
     assert len(LONG_PROMPT.split()) >= 300
-    env = plumbing.clean_environ("ONEDNN_", LLAMA3_DIR=str(llama32_1b_dir), LLAMA3_PROMPT=LONG_PROMPT,
-                                 LLAMA3_EXPORT_DIR=str(tmp_path), ONEDNN_MAX_CPU_ISA=isa)
+    env = plumbing.clean_environ(
+        "ONEDNN_", LLAMA3_DIR=str(llama32_1b_dir), LLAMA3_PROMPT=LONG_PROMPT, LLAMA3_EXPORT_DIR=str(tmp_path), ONEDNN_MAX_CPU_ISA=isa
+    )
     execute_notebook(plumbing.series_notebooks()[3], None, env=env, progress=False)
     assert (tmp_path / "04_rope.safetensors").is_file()
 

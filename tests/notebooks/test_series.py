@@ -47,10 +47,12 @@ def test_a_new_notebook_needs_no_other_edit(copied_notebook):
         dry = run(["make", "-n", target], repo)
         assert f"notebooks/{name}" in dry.stdout, dry.stdout[-2000:]
     # Strict nbval passes on it ...
-    nbval = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval", "--nbval-current-env",
-                 f"notebooks/{name}"], repo)
+    nbval = run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval", "--nbval-current-env", f"notebooks/{name}"], repo
+    )
     assert nbval.returncode == 0, nbval.stdout[-3000:]
     # ... and the hygiene test checks it.
-    hygiene = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "tests/notebooks/test_hygiene.py"],
-                  repo)
+    hygiene = run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "tests/notebooks/test_hygiene.py"], repo
+    )
     assert f"[{copied_notebook.stem}]" in hygiene.stdout, hygiene.stdout[-2000:]

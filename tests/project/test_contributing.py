@@ -35,8 +35,9 @@ def code(markdown: str) -> list[str]:
 def repository_files() -> list[Path]:
     """Every file of the repository: what git tracks plus new files it does not ignore (else a walk of the folder)."""
     try:
-        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                                capture_output=True, text=True, check=True).stdout.split("\0")
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split("\0")
         files = [ROOT / name for name in listed if name]
     except (OSError, subprocess.CalledProcessError):
         files = []
@@ -76,8 +77,9 @@ def makefile_targets() -> set[str]:
 
 def test_every_repository_path_the_guide_names_exists():
     named = named_paths(text())
-    assert {"tools/i18n.py", "tests/grading_cases/", "notebooks/plumbing/errors.py", "tests/notebooks/test_hygiene.py"} <= named, \
+    assert {"tools/i18n.py", "tests/grading_cases/", "notebooks/plumbing/errors.py", "tests/notebooks/test_hygiene.py"} <= named, (
         "the paths were not found"
+    )
     missing = sorted(p for p in named if not exists(p))
     assert not missing, f"CONTRIBUTING.md names paths the repository does not have: {missing}"
 
@@ -106,6 +108,17 @@ def test_the_guides_paths_are_checked():
 
 
 def test_nothing_cites_the_old_guide():
-    citing = sorted(str(p.relative_to(ROOT)) for p in repository_files()
-                    if OLD_NAME.encode() in p.read_bytes())
+    citing = sorted(str(p.relative_to(ROOT)) for p in repository_files() if OLD_NAME.encode() in p.read_bytes())
     assert not citing, f"cite CONTRIBUTING.md instead of {OLD_NAME}.md in: {citing}"
+
+
+def test_the_pre_commit_hooks_run_what_make_lint_runs():
+    """.pre-commit-config.yaml's hooks are ruff's linter and formatter, from .venv, as `make lint` runs them."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    entries = [hook["entry"].split() for repo in config["repos"] for hook in repo["hooks"]]
+    assert [entry[:2] for entry in entries] == [[".venv/bin/ruff", "check"], [".venv/bin/ruff", "format"]]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    lint = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
+    assert "-m ruff check ." in lint and "-m ruff format --check ." in lint

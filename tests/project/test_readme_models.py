@@ -33,25 +33,47 @@ ROOT = Path(__file__).resolve().parents[2]
 #: per models page (docs/models.md and its Chinese edition): the model table's column headers and how a cell spells a value
 TABLES = {
     "docs/models.md": {
-        "model": "model", "parameters": "parameters", "download": "download in bf16", "dim": "dim",
-        "n_layers": "n_layers", "heads": "n_heads / n_kv_heads", "head_dim": "head_dim", "ffn": "FFN hidden size",
-        "rope": "RoPE scaling", "tied": "tied embeddings",
+        "model": "model",
+        "parameters": "parameters",
+        "download": "download in bf16",
+        "dim": "dim",
+        "n_layers": "n_layers",
+        "heads": "n_heads / n_kv_heads",
+        "head_dim": "head_dim",
+        "ffn": "FFN hidden size",
+        "rope": "RoPE scaling",
+        "tied": "tied embeddings",
         "measured": ("memory of 07 / 08: peak anon (peak RSS)", "time per notebook on the stand-in of that shape"),
-        "none": "none", "factor": "factor {:g}", "yes": "yes", "no": "no",
+        "none": "none",
+        "factor": "factor {:g}",
+        "yes": "yes",
+        "no": "no",
     },
     "docs/models.zh-CN.md": {
-        "model": "模型", "parameters": "参数量", "download": "bf16 下载大小", "dim": "dim",
-        "n_layers": "n_layers", "heads": "n_heads / n_kv_heads", "head_dim": "head_dim", "ffn": "FFN 隐藏层维度",
-        "rope": "RoPE 缩放", "tied": "共享嵌入表",
+        "model": "模型",
+        "parameters": "参数量",
+        "download": "bf16 下载大小",
+        "dim": "dim",
+        "n_layers": "n_layers",
+        "heads": "n_heads / n_kv_heads",
+        "head_dim": "head_dim",
+        "ffn": "FFN 隐藏层维度",
+        "rope": "RoPE 缩放",
+        "tied": "共享嵌入表",
         "measured": ("07 / 08 的内存：匿名内存峰值（RSS 峰值）", "每个笔记本在同形状替身权重上的耗时"),
-        "none": "无", "factor": "因子 {:g}", "yes": "是", "no": "否",
+        "none": "无",
+        "factor": "因子 {:g}",
+        "yes": "是",
+        "no": "否",
     },
 }
 MODELSCOPE = 'modelscope download --model LLM-Research/Llama-3.2-1B --include "original/*" --local_dir'
 HF_MIRROR = "HF_ENDPOINT=https://hf-mirror.com"
-PYPI_MIRROR = ("export PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple",
-               "PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple make run",
-               "export PIP_FIND_LINKS=https://mirrors.aliyun.com/pytorch-wheels/cpu/")  # PyTorch's CPU wheels
+PYPI_MIRROR = (
+    "export PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple",
+    "PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple make run",
+    "export PIP_FIND_LINKS=https://mirrors.aliyun.com/pytorch-wheels/cpu/",
+)  # PyTorch's CPU wheels
 
 
 #: per edition: the models page, the platforms page and the README
@@ -98,7 +120,7 @@ def model_table(text: str, first_header: str) -> tuple[list[str], list[list[str]
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("|") and cells[0] == first_header and "dim" in cells:
             rows = []
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 rows.append([c.strip() for c in row.strip().strip("|").split("|")])
@@ -166,8 +188,9 @@ def test_launch_links_use_the_address_in_pyproject(name):
     links = re.findall(r"colab\.research\.google\.com/github/([^/\s]+/[^/\s]+)/", text)
     links += re.findall(r"mybinder\.org/v2/gh/([^/\s]+/[^/\s]+)/", text)
     links += re.findall(r"git clone https://github\.com/([^/\s]+/[^/\s]+?)(?:\.git)?\s", text)
-    assert len(links) >= 3 and set(links) == {repo}, \
+    assert len(links) >= 3 and set(links) == {repo}, (
         f"{PLATFORMS[name]}: launch links and clone to {set(links)}, pyproject.toml says {repo}"
+    )
 
 
 def fake_python(folder: Path, version: tuple[int, int, int]) -> Path:
@@ -181,15 +204,21 @@ def fake_python(folder: Path, version: tuple[int, int, int]) -> Path:
         f"sys.version_info = ({version[0]}, {version[1]}, {version[2]}, 'final', 0)\n"
         "code, sys.argv = sys.argv[2], ['-c', *sys.argv[3:]]\n"
         "exec(compile(code, '<string>', 'exec'), {'__name__': '__main__'})\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     path.chmod(0o755)
     return path
 
 
 def make_setup(tmp_path: Path, python: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "LLAMA3_DIR")}
-    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "setup", f"PYTHON_SYS={python}",
-                           f"VENV={tmp_path / 'venv'}"], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), "setup", f"PYTHON_SYS={python}", f"VENV={tmp_path / 'venv'}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

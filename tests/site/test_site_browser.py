@@ -66,8 +66,9 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     outside, failed, errors = [], [], []
-    context.route(re.compile(r"^(https?|wss?)://"),
-                  lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
+    context.route(
+        re.compile(r"^(https?|wss?)://"), lambda route: route.continue_() if route.request.url.startswith(base) else route.abort()
+    )
     page = context.new_page()
     page.on("request", lambda r: r.url.startswith((base, "data:", "blob:")) or outside.append(r.url))
     page.on("requestfailed", lambda r: failed.append(f"{r.url[:100]}: {r.failure}"))
@@ -80,8 +81,15 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
         page.wait_for_load_state("networkidle")  # late requests (icons, fonts) count too
         state = page.evaluate(PAGE_STATE)
     except PlaywrightError as e:
-        state = {"math": f"never ran ({str(e).splitlines()[0]})", "errors": [], "rawTeX": [], "rendered": 0,
-                 "images": [], "sidebar": [], "banners": []}
+        state = {
+            "math": f"never ran ({str(e).splitlines()[0]})",
+            "errors": [],
+            "rawTeX": [],
+            "rendered": 0,
+            "images": [],
+            "sidebar": [],
+            "banners": [],
+        }
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     context.close()
@@ -92,16 +100,16 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
         state["math"] not in ("done", "no maths on the page") and f"MathJax did not finish: {state['math']}",
         state["errors"] and f"MathJax errors (bad TeX in a markdown cell?): {state['errors']}",
         state["rawTeX"] and f"TeX left untypeset: {state['rawTeX']}",
-        [i["src"] for i in state["images"] if not i["ok"]] and
-        f"images that did not load: {[i['src'] for i in state['images'] if not i['ok']]}",
-        [n for n in state["sidebar"] if re.match(r"\d\d_", n)] != [f"{s}.html" for s in stems]
-        and f"the sidebar lists {state['sidebar']}",
+        [i["src"] for i in state["images"] if not i["ok"]]
+        and f"images that did not load: {[i['src'] for i in state['images'] if not i['ok']]}",
+        [n for n in state["sidebar"] if re.match(r"\d\d_", n)] != [f"{s}.html" for s in stems] and f"the sidebar lists {state['sidebar']}",
     ]
     return [f"{base}{name}: {f}" for f in found if f], state
 
 
-def check_every_page(browser, base: str, site: Path, executed: Path, shots: Path | None,
-                     stems: list[str] = STEMS, lang: str = "en") -> list[str]:
+def check_every_page(
+    browser, base: str, site: Path, executed: Path, shots: Path | None, stems: list[str] = STEMS, lang: str = "en"
+) -> list[str]:
     """Open every page of an edition (``stems``: its notebooks); what is wrong with them."""
     found = []
     folder = build_site.EDITIONS[lang].folder
@@ -199,16 +207,33 @@ def assert_collapsed_until_opened(browser, page_path: Path, hidden: list[str], s
 
 
 def test_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_site):
-    assert_collapsed_until_opened(browser, tiny_site / "notebooks" / "01_tiny.html",
-                                  ["answer printed by the solution: 42", "The answer is forty-two",
-                                   "answer of a solution without prose", "Text of the first deep dive",
-                                   "output of a deep-dive cell"], "Show the solution")
+    assert_collapsed_until_opened(
+        browser,
+        tiny_site / "notebooks" / "01_tiny.html",
+        [
+            "answer printed by the solution: 42",
+            "The answer is forty-two",
+            "answer of a solution without prose",
+            "Text of the first deep dive",
+            "output of a deep-dive cell",
+        ],
+        "Show the solution",
+    )
 
 
 def test_translated_solutions_and_deep_dives_are_collapsed_in_the_browser(browser, tiny_editions):
-    assert_collapsed_until_opened(browser, tiny_editions / ZH / "notebooks" / "01_tiny.html",
-                                  ["answer printed by the solution: 42", "答案是四十二", "answer of a solution without prose",
-                                   "第一个深入探讨的文字", "output of a deep-dive cell"], "显示解答")
+    assert_collapsed_until_opened(
+        browser,
+        tiny_editions / ZH / "notebooks" / "01_tiny.html",
+        [
+            "answer printed by the solution: 42",
+            "答案是四十二",
+            "answer of a solution without prose",
+            "第一个深入探讨的文字",
+            "output of a deep-dive cell",
+        ],
+        "显示解答",
+    )
 
 
 @pytest.mark.parametrize("name", ["notebooks/01_tiny.html", "index.html"])

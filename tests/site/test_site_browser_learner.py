@@ -27,8 +27,7 @@ def solution_runs(notebook: Path) -> int:
     markdown cell) or, without prose, with its first code cell; the code cells that follow belong to it, however many."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     tagged = ["solution" in c.get("metadata", {}).get("tags", []) for c in cells]
-    return sum(1 for i, (c, t) in enumerate(zip(cells, tagged))
-               if t and (c["cell_type"] == "markdown" or i == 0 or not tagged[i - 1]))
+    return sum(1 for i, (c, t) in enumerate(zip(cells, tagged)) if t and (c["cell_type"] == "markdown" or i == 0 or not tagged[i - 1]))
 
 
 SOLUTION_TOGGLES = """() => {

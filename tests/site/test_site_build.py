@@ -45,10 +45,11 @@ def test_notebook_links_stay_in_their_edition_or_lead_to_the_english_page():
 
 
 def test_errata_links_lead_to_the_other_editions_page():
-    assert errata("中文版：[errata.zh-CN.md](errata.zh-CN.md)") == \
-        '中文版：<a href="../zh/docs/errata.html" hreflang="zh-CN">errata.zh-CN.md</a>'
-    assert errata("English: [errata.md](errata.md)", ZH) == \
-        'English: <a href="../../docs/errata.html" hreflang="en">errata.md</a>'
+    assert (
+        errata("中文版：[errata.zh-CN.md](errata.zh-CN.md)")
+        == '中文版：<a href="../zh/docs/errata.html" hreflang="zh-CN">errata.zh-CN.md</a>'
+    )
+    assert errata("English: [errata.md](errata.md)", ZH) == 'English: <a href="../../docs/errata.html" hreflang="en">errata.md</a>'
     assert errata("[this page](errata.md)") == "[this page](errata.md)"  # its own edition: left to Sphinx
     assert errata("[<&>](errata.zh-CN.md)").endswith(">&lt;&amp;&gt;</a>")
 
@@ -76,24 +77,33 @@ def test_east_asian_line_breaks():
 
 
 def test_image_sources():
-    md = ('![a](../images/a.png) ![b](<../images/b.png> "title") <img alt="x" src="../images/c.png">'
-          " ![d](data:image/png;base64,AAAA) ![e](attachment:e.png)")
+    md = (
+        '![a](../images/a.png) ![b](<../images/b.png> "title") <img alt="x" src="../images/c.png">'
+        " ![d](data:image/png;base64,AAAA) ![e](attachment:e.png)"
+    )
     assert site_stage.image_sources(md) == ["../images/a.png", "../images/b.png", "../images/c.png"]
 
 
 def test_page_images_map_the_staged_path_to_the_file(tmp_path):
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "a b.png").write_bytes(PNG)
-    found = site_stage.page_images("![x](../images/a%20b.png?v=1#top)", "01_tiny.ipynb", tmp_path / "notebooks",
-                                   "notebooks", tmp_path)
+    found = site_stage.page_images("![x](../images/a%20b.png?v=1#top)", "01_tiny.ipynb", tmp_path / "notebooks", "notebooks", tmp_path)
     assert found == {"images/a b.png": (tmp_path / "images" / "a b.png").resolve()}
-    assert site_stage.page_images("![x](images/a%20b.png)", "index.md", tmp_path, "", tmp_path) == \
-        {"images/a b.png": (tmp_path / "images" / "a b.png").resolve()}
+    assert site_stage.page_images("![x](images/a%20b.png)", "index.md", tmp_path, "", tmp_path) == {
+        "images/a b.png": (tmp_path / "images" / "a b.png").resolve()
+    }
 
 
-@pytest.mark.parametrize("src, message", [("../images/none.png", "missing or empty"), ("../images/empty.png", "missing or empty"),
-                                          ("https://example.org/x.png", "remote address"), ("//cdn/x.png", "remote address"),
-                                          ("../../outside.png", "outside")])
+@pytest.mark.parametrize(
+    "src, message",
+    [
+        ("../images/none.png", "missing or empty"),
+        ("../images/empty.png", "missing or empty"),
+        ("https://example.org/x.png", "remote address"),
+        ("//cdn/x.png", "remote address"),
+        ("../../outside.png", "outside"),
+    ],
+)
 def test_bad_images_stop_the_staging(tmp_path, src, message):
     (tmp_path / "repo" / "images").mkdir(parents=True)
     (tmp_path / "repo" / "images" / "empty.png").write_bytes(b"")
@@ -120,8 +130,7 @@ def test_one_image_path_for_both_editions():
 
 def tiny_notebook(title: str, markdown: str = "") -> nbformat.NotebookNode:
     md = nbformat.v4.new_markdown_cell
-    code = nbformat.v4.new_code_cell("print(1)", execution_count=1,
-                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text="1\n")])
+    code = nbformat.v4.new_code_cell("print(1)", execution_count=1, outputs=[nbformat.v4.new_output("stream", name="stdout", text="1\n")])
     return nbformat.v4.new_notebook(cells=[md(f"# {title}\n\n{markdown}"), code])
 
 
@@ -136,9 +145,9 @@ def tiny(tmp_path, monkeypatch) -> Path:
     nbformat.write(tiny_notebook("01 · Tiny", "![a figure](../images/tiny.png)"), home / "01_tiny.ipynb")
     nbformat.write(tiny_notebook("02 · Other"), home / "02_tiny.ipynb")
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "errata.zh-CN.md").write_text("# 勘误\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n"
-                                                      "[另一页](../notebooks/zh/02_tiny.ipynb)，\n还有这一行。\n",
-                                                      encoding="utf-8")
+    (tmp_path / "docs" / "errata.zh-CN.md").write_text(
+        "# 勘误\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n[另一页](../notebooks/zh/02_tiny.ipynb)，\n还有这一行。\n", encoding="utf-8"
+    )
     monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path / "locale")
     catalogue = i18n.extract(home / "01_tiny.ipynb")
     for message in catalogue:
@@ -174,14 +183,21 @@ def test_staging_the_chinese_edition(tiny):
     assert stems == ["01_tiny"]  # 02_tiny's catalogue is empty
     page = site_stage.errata_page(tiny / "docs", ZH)
     files = site_stage.stage_files(home, stems, home, ZH, page)
-    assert sorted(files) == ["docs/errata.md", "images/tiny.png", "images/zh/path_overview.png", "index.md",
-                             "notebooks/01_tiny.ipynb"]  # the home page's figure in Chinese
+    assert sorted(files) == [
+        "docs/errata.md",
+        "images/tiny.png",
+        "images/zh/path_overview.png",
+        "index.md",
+        "notebooks/01_tiny.ipynb",
+    ]  # the home page's figure in Chinese
     assert files["index.md"] == site_stage.BOOK / "index.zh_CN.md"
     # the notebook is what tools/i18n.py writes into notebooks/zh/, image path unchanged
     assert files["notebooks/01_tiny.ipynb"] == i18n.notebook_text(home / "01_tiny.ipynb")
     assert "![一幅图](../images/tiny.png)" in files["notebooks/01_tiny.ipynb"]
-    assert files["docs/errata.md"] == ('# 勘误\n\n见[小页面](../notebooks/01_tiny.ipynb)和\n<a href="../../notebooks/'
-                                       '02_tiny.html" hreflang="en">另一页</a>，还有这一行。\n')
+    assert files["docs/errata.md"] == (
+        '# 勘误\n\n见[小页面](../notebooks/01_tiny.ipynb)和\n<a href="../../notebooks/'
+        '02_tiny.html" hreflang="en">另一页</a>，还有这一行。\n'
+    )
     assert site_stage.page_names(stems, page is not None) == ["index", "notebooks/01_tiny", "docs/errata"]
     with pytest.raises(site_stage.SiteError, match="02_tiny.ipynb has no complete translation"):
         site_stage.stage_files(home, ["02_tiny"], home, ZH)
@@ -199,8 +215,9 @@ def test_staging_shows_attachments_as_the_files_and_serves_the_notebook_as_it_is
     for edition, served in [(EN, home / "01_tiny.ipynb"), (ZH, i18n.notebook_text(home / "01_tiny.ipynb"))]:
         files = site_stage.stage_files(home, ["01_tiny"], home, edition)
         figure = "images/path_overview.png" if edition is EN else "images/zh/path_overview.png"
-        assert sorted(files) == sorted(["_sources/notebooks/01_tiny.ipynb", figure, "images/tiny.png", "index.md",
-                                        "notebooks/01_tiny.ipynb"])
+        assert sorted(files) == sorted(
+            ["_sources/notebooks/01_tiny.ipynb", figure, "images/tiny.png", "index.md", "notebooks/01_tiny.ipynb"]
+        )
         assert files["_sources/notebooks/01_tiny.ipynb"] == served  # what the download button serves
         assert "attachment:tiny.png" in site_stage.markdown_of(site_stage.edition_notebook(home / "01_tiny.ipynb", edition.language))
         shown = nbformat.reads(files["notebooks/01_tiny.ipynb"], as_version=4)
@@ -244,8 +261,13 @@ def test_the_site_reads_the_repository_address_from_pyproject():
     site's configuration and build write it nowhere else (a fork changes that one line)."""
     address = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
     files = [*site_stage.BOOK.rglob("*"), ROOT / "tools" / "build_site.py", ROOT / "tools" / "site_stage.py"]
-    written = [f for f in files if f.is_file() and f.suffix in (".py", ".md", ".html", ".css", ".js")
-               and address.rstrip("/").split("://")[-1] in f.read_text(encoding="utf-8")]
+    written = [
+        f
+        for f in files
+        if f.is_file()
+        and f.suffix in (".py", ".md", ".html", ".css", ".js")
+        and address.rstrip("/").split("://")[-1] in f.read_text(encoding="utf-8")
+    ]
     assert written == [], f"the repository's address is written in {written}, not only in pyproject.toml"
     assert '["project"]["urls"]["Repository"]' in (site_stage.BOOK / "conf.py").read_text(encoding="utf-8")
 
@@ -259,7 +281,7 @@ def test_the_overview_page_is_staged_in_both_editions_and_listed_on_the_home_pag
         assert list(pages)[0] == "docs/overview" and pages["docs/overview"].name == edition.overview
         text = pages["docs/overview"].read_text(encoding="utf-8")
         staged = site_stage.errata_text(text, edition, stems, site_stage.DOCS, ROOT)
-        to_other = f'{"../" * (2 if edition.folder else 1)}{other.folder + "/" if other.folder else ""}docs/overview.html'
+        to_other = f"{'../' * (2 if edition.folder else 1)}{other.folder + '/' if other.folder else ''}docs/overview.html"
         assert f'href="{to_other}"' in staged, f"{edition.overview}: no link to the other edition's overview"
         for stem in stems:
             assert f"](../notebooks/{stem}.ipynb)" in staged, f"{edition.overview}: no link to {stem}"
@@ -287,13 +309,16 @@ def test_every_page_of_docs_is_staged_in_both_editions_with_its_links_resolved()
             text = source.read_text(encoding="utf-8")
             assert f"]({getattr(other, page)})" in text, f"{source.name}: no link to {getattr(other, page)}"
             staged = site_stage.errata_text(text, edition, stems, site_stage.DOCS, ROOT)
-            to_other = f'{"../" * (2 if edition.folder else 1)}{other.folder + "/" if other.folder else ""}docs/{page}.html'
+            to_other = f"{'../' * (2 if edition.folder else 1)}{other.folder + '/' if other.folder else ''}docs/{page}.html"
             assert f'href="{to_other}"' in staged, f"{source.name}: the link to the other edition's page"
             prose = re.sub(r"^```.*?^```[ \t]*$", "", staged, flags=re.M | re.S)
             for target in re.findall(r"(?<!!)\]\(([^)\s]+)\)", prose):
                 notebook = re.fullmatch(r"\.\./notebooks/(\d\d_\w+)\.ipynb(#[^)\s]*)?", target)
-                assert (notebook and notebook[1] in stems) or target in [f"{p}.md" for p in site_stage.DOC_PAGES] \
-                    or re.match(r"https?://|#", target), f"{source.name}: a link Sphinx cannot resolve: {target}"
+                assert (
+                    (notebook and notebook[1] in stems)
+                    or target in [f"{p}.md" for p in site_stage.DOC_PAGES]
+                    or re.match(r"https?://|#", target)
+                ), f"{source.name}: a link Sphinx cannot resolve: {target}"
 
 
 # --------------------------------------------------------------------------- the home pages' HTML

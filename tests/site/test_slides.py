@@ -127,8 +127,11 @@ def test_no_setup_check_solution_or_deep_dive_on_a_slide(decks, stem, lang):
     path = deck_path(decks, stem, lang)
     nb = nbformat.read(HOME / f"{stem}.ipynb", as_version=4)
     hidden = slides_cut.left_out(nb.cells)
-    allowed = [c.source for i, c in enumerate(nb.cells) if c.cell_type == "code" and i not in hidden
-               and not slides_cut.is_check(c) and not slides_cut.SETUP.search(c.source)]
+    allowed = [
+        c.source
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and i not in hidden and not slides_cut.is_check(c) and not slides_cut.SETUP.search(c.source)
+    ]
     text = path.read_text(encoding="utf-8")
     for slide in read_deck(path):
         for code in slide["code"]:
@@ -170,8 +173,11 @@ def test_every_deck_loads_only_local_files(decks):
             if not url.startswith("data:"):
                 assert (path.parent / url).resolve().is_file(), f"{path.name}: <{tag}> {url} is missing"
     static = decks / slides_html.STATIC
-    assert {p.relative_to(decks).parts[0] for p in decks.rglob("*") if p.is_file()} <= \
-        {slides_html.STATIC, slides.EDITIONS["zh_CN"].folder, *(slides_html.deck_name(s) for s in STEMS)}
+    assert {p.relative_to(decks).parts[0] for p in decks.rglob("*") if p.is_file()} <= {
+        slides_html.STATIC,
+        slides.EDITIONS["zh_CN"].folder,
+        *(slides_html.deck_name(s) for s in STEMS),
+    }
     assert (static / "reveal.js" / "LICENSE").is_file() and (static / "mathjax" / "LICENSE").is_file()
 
 
@@ -182,9 +188,14 @@ def tiny() -> nbformat.NotebookNode:
     """A tiny executed notebook with cell ids: a setup section, a section with prose, code and a check."""
     nb = tiny_notebook()
     md = nbformat.v4.new_markdown_cell
-    cells = [md("## Setup\n\nWhat setup does."), code_cell("inputs = plumbing.setup()", "ready\n", 5),
-             md("## 1. A step\n\nWhy it is needed.\n\n$$x = 42$$"), code_cell("x = 6 * 7\nprint(x)", "42\n", 6),
-             md("**Check.** It is 42."), code_cell('plumbing.check("x", x, 42)', "ok\n", 7)]
+    cells = [
+        md("## Setup\n\nWhat setup does."),
+        code_cell("inputs = plumbing.setup()", "ready\n", 5),
+        md("## 1. A step\n\nWhy it is needed.\n\n$$x = 42$$"),
+        code_cell("x = 6 * 7\nprint(x)", "42\n", 6),
+        md("**Check.** It is 42."),
+        code_cell('plumbing.check("x", x, 42)', "ok\n", 7),
+    ]
     nb.cells[1:2] = cells
     for n, cell in enumerate(nb.cells):
         cell["id"] = f"c{n}"
@@ -196,15 +207,26 @@ def test_a_tiny_deck():
     sentence after it; nothing of the setup, the check cell, the solutions or the deep dives."""
     nb = tiny()
     before = nbformat.writes(nb)
-    table = [{"title": ["The formula", "公式"], "block": "c3:3"},
-             {"title": ["The code", "代码"], "text": ["Six times seven.", "六乘以七。"], "cell": "c4", "output": 1},
-             {"title": ["Exercises", "练习"], "notes": ["c7"]}]
+    table = [
+        {"title": ["The formula", "公式"], "block": "c3:3"},
+        {"title": ["The code", "代码"], "text": ["Six times seven.", "六乘以七。"], "cell": "c4", "output": 1},
+        {"title": ["Exercises", "练习"], "notes": ["c7"]},
+    ]
     deck = slides_cut.slideshow(nb, table)
     assert nbformat.writes(nb) == before, "slideshow() changed the notebook it was given"
     kinds = [(c.cell_type, c.metadata.slideshow.slide_type) for c in deck.cells]
-    assert kinds == [("markdown", "slide"), ("markdown", "notes"), ("markdown", "slide"), ("markdown", "notes"),
-                     ("markdown", "slide"), ("code", "-"), ("markdown", "notes"),
-                     ("markdown", "slide"), ("markdown", "notes"), ("markdown", "notes")]
+    assert kinds == [
+        ("markdown", "slide"),
+        ("markdown", "notes"),
+        ("markdown", "slide"),
+        ("markdown", "notes"),
+        ("markdown", "slide"),
+        ("code", "-"),
+        ("markdown", "notes"),
+        ("markdown", "slide"),
+        ("markdown", "notes"),
+        ("markdown", "notes"),
+    ]
     assert deck.cells[2].source == "## The formula\n\n$$x = 42$$"
     assert "Why it is needed." in deck.cells[3].source and "It is 42." in deck.cells[6].source
     assert deck.cells[5].source == "x = 6 * 7\nprint(x)"
@@ -239,10 +261,12 @@ def test_cut_code_and_outputs():
 def test_a_table_that_shows_what_it_may_not_is_refused():
     """A slide that names a check cell, a setup cell, a missing cell, or goes backwards: a SlidesError."""
     nb = tiny()
-    for table, message in [([{"title": ["c", "c"], "cell": "c6"}], "check"),
-                           ([{"title": ["s", "s"], "cell": "c2"}], "setup"),
-                           ([{"title": ["m", "m"], "cell": "nope"}], "no cell"),
-                           ([{"title": ["a", "a"], "cell": "c4"}, {"title": ["b", "b"], "block": "c3:2"}], "before")]:
+    for table, message in [
+        ([{"title": ["c", "c"], "cell": "c6"}], "check"),
+        ([{"title": ["s", "s"], "cell": "c2"}], "setup"),
+        ([{"title": ["m", "m"], "cell": "nope"}], "no cell"),
+        ([{"title": ["a", "a"], "cell": "c4"}, {"title": ["b", "b"], "block": "c3:2"}], "before"),
+    ]:
         with pytest.raises(slides.SlidesError, match=message):
             slides_cut.slideshow(nb, table)
 
@@ -312,15 +336,18 @@ def test_every_deck_fits_a_1024_by_768_projector(decks):
             for path in sorted(decks.rglob("*.slides.html")):
                 name = path.relative_to(decks).as_posix()
                 page.goto(path.as_uri())
-                page.wait_for_function("document.documentElement.dataset.slides === 'ready'"
-                                       " && document.documentElement.dataset.math", timeout=30_000)
+                page.wait_for_function(
+                    "document.documentElement.dataset.slides === 'ready' && document.documentElement.dataset.math", timeout=30_000
+                )
                 state = page.evaluate(MEASURE)
                 if state["math"] != "done" or state["errors"] or state["images"]:
                     problems.append(f"{name}: math {state['math']}, {state['errors']} errors, {state['images']} images")
                 for s in state["slides"]:
                     if s["wider"] > 1 or s["taller"] > 1 or s["scrolls"]:
-                        problems.append(f"{name} slide {s['index']}: {s['wider']:.0f} px too wide, "
-                                        f"{s['taller']:.0f} px too tall, {s['scrolls']} code blocks scroll")
+                        problems.append(
+                            f"{name} slide {s['index']}: {s['wider']:.0f} px too wide, "
+                            f"{s['taller']:.0f} px too tall, {s['scrolls']} code blocks scroll"
+                        )
                     if s["code"] is not None and s["code"] < 20:
                         problems.append(f"{name} slide {s['index']}: code at {s['code']:.1f} px")
         finally:

@@ -78,8 +78,7 @@ def main(notebook: str, n_new: str) -> None:
     forward(prompt, 0)  # warm-up: every page of the weights touched once
     result["warmup"] = time.perf_counter() - t0
 
-    for name, step in (("cached", lambda tokens, pos: forward(tokens[-1:], pos)),
-                       ("uncached", lambda tokens, pos: forward(tokens, 0))):
+    for name, step in (("cached", lambda tokens, pos: forward(tokens[-1:], pos)), ("uncached", lambda tokens, pos: forward(tokens, 0))):
         tokens = list(prompt)
         with torch.inference_mode():
             logits = forward(tokens, 0)

@@ -37,8 +37,15 @@ def main(folder: str, tokens_json: str, n_new: str = "16") -> None:
     forward, cpu = time.perf_counter() - t1, time.process_time() - c1
     stamp = Stamp()
     with torch.inference_mode():
-        model.generate(tokens, attention_mask=torch.ones_like(tokens), max_new_tokens=int(n_new), do_sample=False,
-                       logits_processor=LogitsProcessorList([stamp]), pad_token_id=128004, eos_token_id=[128001, 128008, 128009])
+        model.generate(
+            tokens,
+            attention_mask=torch.ones_like(tokens),
+            max_new_tokens=int(n_new),
+            do_sample=False,
+            logits_processor=LogitsProcessorList([stamp]),
+            pad_token_id=128004,
+            eos_token_id=[128001, 128008, 128009],
+        )
     decode = statistics.median(b - a for a, b in zip(stamp.times, stamp.times[1:]))
     print("BENCH " + json.dumps({"seconds": t1 - t0, "forward": forward, "cpu": cpu, "decode": decode}))
 

@@ -27,8 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: The site's own small extensions, files beside this one, in the order they import each other.
-LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh",
-                    "launch_links", "home_links"]
+LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh", "launch_links", "home_links"]
 
 
 def load_local_extension(name: str) -> None:
@@ -86,8 +85,7 @@ html_title = project
 html_static_path = [str(HERE / "_static")]
 templates_path = [str(HERE / "_templates")]
 # the theme's sidebar, with the link to the other edition under the search field
-html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "language-switch.html",
-                        "sbt-sidebar-nav.html"]}
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "language-switch.html", "sbt-sidebar-nav.html"]}
 html_css_files = ["llama3.css"]
 html_favicon = str(HERE / "_static" / "favicon.svg")  # declared, so browsers do not ask a server for /favicon.ico
 html_copy_source = True  # the download button serves each page's .ipynb from _sources/
@@ -109,8 +107,11 @@ html_theme_options = {
     "repository_url": repository_url,
     "repository_branch": "main",
     "path_to_docs": "",  # the source folder's notebooks/NN_*.ipynb are the repository's notebooks/NN_*.ipynb
-    "launch_buttons": {"notebook_interface": "jupyterlab", "binderhub_url": "https://mybinder.org",
-                       "colab_url": "https://colab.research.google.com"},
+    "launch_buttons": {
+        "notebook_interface": "jupyterlab",
+        "binderhub_url": "https://mybinder.org",
+        "colab_url": "https://colab.research.google.com",
+    },
     "icon_links": [{"name": "GitHub", "url": repository_url, "icon": "fa-brands fa-github", "type": "fontawesome"}],
     "analytics": {},
     "navigation_with_keys": False,

@@ -32,8 +32,9 @@ class deep_dives(nodes.General, nodes.Element):
 
 def visit_html(self, node: deep_dives) -> None:
     listed = f' <span class="llama3-deep-dives-list">{escape(node["summary"])}</span>' if node["summary"] else ""
-    self.body.append(f'<details class="llama3-deep-dives"><summary><strong>{escape(node["show"])}</strong>'
-                     f'{escape(node["optional"])}{listed}</summary>\n')
+    self.body.append(
+        f'<details class="llama3-deep-dives"><summary><strong>{escape(node["show"])}</strong>{escape(node["optional"])}{listed}</summary>\n'
+    )
 
 
 def depart_html(self, node: deep_dives) -> None:

@@ -89,8 +89,12 @@ def other_page(pagename: str, other: dict) -> str:
 def add_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     other = other_edition(app.config)
     if other:
-        context["llama3_other_edition"] = {"href": other_page(pagename, other), "label": other["label"],
-                                           "lang": other["lang"], "title": label(app, "other_edition")}
+        context["llama3_other_edition"] = {
+            "href": other_page(pagename, other),
+            "label": other["label"],
+            "lang": other["lang"],
+            "title": label(app, "other_edition"),
+        }
 
 
 class LeftOut(SphinxDirective):

@@ -56,8 +56,14 @@ def repository_path(app: Sphinx, pagename: str) -> str:
 
 
 def link_button(app: Sphinx, text: str, url: str) -> dict:
-    return {"type": "link", "text": text, "tooltip": label(app, "launch_on").format(text), "icon": LOGOS[text],
-            "url": url, "label": f"launch-{text.lower()}"}
+    return {
+        "type": "link",
+        "text": text,
+        "tooltip": label(app, "launch_on").format(text),
+        "icon": LOGOS[text],
+        "url": url,
+        "label": f"launch-{text.lower()}",
+    }
 
 
 def point_launch_buttons(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -71,8 +77,10 @@ def point_launch_buttons(app: Sphinx, pagename: str, templatename: str, context:
         staged = f"{prefix}/{pagename}.ipynb" if prefix else f"{pagename}.ipynb"
         for button in groups[0]["buttons"]:
             if not button.get("url", "").endswith(staged):
-                logger.warning(f"{pagename}: sphinx-book-theme's launch link {button.get('url')} does not end with "
-                               f"{staged}; tools/book/launch_links.py cannot point it at the edition's notebook")
+                logger.warning(
+                    f"{pagename}: sphinx-book-theme's launch link {button.get('url')} does not end with "
+                    f"{staged}; tools/book/launch_links.py cannot point it at the edition's notebook"
+                )
                 continue
             button["url"] = button["url"][: -len(staged)] + repository_path(app, pagename)
             button.update(label=f"launch-{button['text'].lower()}", tooltip=label(app, "launch_on").format(button["text"]))
@@ -87,8 +95,9 @@ def point_launch_buttons(app: Sphinx, pagename: str, templatename: str, context:
         urls["Colab"] = launch_urls(options, repository_path(app, notebooks[0])).get("Colab")
     buttons = [link_button(app, text, url) for text, url in urls.items() if url]
     if buttons:
-        context["header_buttons"].insert(0, {"type": "group", "tooltip": label(app, "launch"),
-                                             "icon": "fas fa-rocket", "buttons": buttons, "label": "launch-buttons"})
+        context["header_buttons"].insert(
+            0, {"type": "group", "tooltip": label(app, "launch"), "icon": "fas fa-rocket", "buttons": buttons, "label": "launch-buttons"}
+        )
 
 
 def setup(app: Sphinx) -> dict:

@@ -27,8 +27,9 @@ def mathjax_dir() -> Path:
     try:
         import mathjax  # the import name of django-static-mathjax
     except ImportError:
-        raise ExtensionError("MathJax is not installed: pip install -r requirements.txt "
-                             "(the site's MathJax comes from the package django-static-mathjax)") from None
+        raise ExtensionError(
+            "MathJax is not installed: pip install -r requirements.txt (the site's MathJax comes from the package django-static-mathjax)"
+        ) from None
     folder = Path(mathjax.__file__).resolve().parent / "static" / "mathjax"
     if not (folder / MATHJAX_FILE).is_file():
         raise ExtensionError(f"{folder / MATHJAX_FILE} is missing: reinstall django-static-mathjax")

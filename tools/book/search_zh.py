@@ -26,7 +26,7 @@ def bigrams(text: str) -> list[str]:
     """The overlapping pairs of Chinese characters in ``text`` (a lone character stands for itself)."""
     out = []
     for run in HAN_RUN.findall(text):
-        out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+        out += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
     return out
 
 

@@ -27,28 +27,39 @@ logger = logging.getLogger(__name__)
 #: language -> kind of banner -> (headline, text); ``prompt`` is the line shown for a prompt other than the default.
 BANNERS = {
     "en": {
-        "standin": ("Run on the synthetic stand-in:",
-                    "random weights with {model}'s names, shapes and dtype, not Meta's weights. The values "
-                    "differ from the real model's; shapes, dtypes and every check do not. The sections on "
-                    "SmolLM2-135M-Instruct run a small trained model (not Llama 3)."),
-        "real": ("Run on real weights:",
-                 "{description}. The outputs on this page come from a real Llama 3 checkpoint, not from the synthetic "
-                 "stand-in; Meta's Llama 3 Community License applies to them."),
-        "site": ("Built from runs on real weights:",
-                 "{n} of {total} notebooks ran on a real Llama 3 checkpoint, not on the synthetic stand-in; "
-                 "each page says which weights it used."),
+        "standin": (
+            "Run on the synthetic stand-in:",
+            "random weights with {model}'s names, shapes and dtype, not Meta's weights. The values "
+            "differ from the real model's; shapes, dtypes and every check do not. The sections on "
+            "SmolLM2-135M-Instruct run a small trained model (not Llama 3).",
+        ),
+        "real": (
+            "Run on real weights:",
+            "{description}. The outputs on this page come from a real Llama 3 checkpoint, not from the synthetic "
+            "stand-in; Meta's Llama 3 Community License applies to them.",
+        ),
+        "site": (
+            "Built from runs on real weights:",
+            "{n} of {total} notebooks ran on a real Llama 3 checkpoint, not on the synthetic stand-in; "
+            "each page says which weights it used.",
+        ),
         "prompt": ("Prompt:", "(the text describes the default prompt's tokens)."),
     },
     "zh_CN": {
-        "standin": ("本页在合成替身权重（synthetic stand-in）上运行：",
-                    "随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重。数值与真实模型不同；"
-                    "形状、数据类型和每一项检查都相同。讲 SmolLM2-135M-Instruct 的小节运行的是一个训练过的小模型（不是 Llama 3）。"),
-        "real": ("本页在真实权重上运行：",
-                 "{description}。本页的输出来自真实的 Llama 3 检查点，而不是合成替身权重；"
-                 "这些输出受 Meta 的 Llama 3 社区许可协议（Llama 3 Community License）约束。"),
-        "site": ("本站由真实权重的运行结果构建：",
-                 "{total} 个笔记本中有 {n} 个在真实的 Llama 3 检查点上运行，而不是在合成替身权重上；"
-                 "每一页都注明了所用的权重。"),
+        "standin": (
+            "本页在合成替身权重（synthetic stand-in）上运行：",
+            "随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重。数值与真实模型不同；"
+            "形状、数据类型和每一项检查都相同。讲 SmolLM2-135M-Instruct 的小节运行的是一个训练过的小模型（不是 Llama 3）。",
+        ),
+        "real": (
+            "本页在真实权重上运行：",
+            "{description}。本页的输出来自真实的 Llama 3 检查点，而不是合成替身权重；"
+            "这些输出受 Meta 的 Llama 3 社区许可协议（Llama 3 Community License）约束。",
+        ),
+        "site": (
+            "本站由真实权重的运行结果构建：",
+            "{total} 个笔记本中有 {n} 个在真实的 Llama 3 检查点上运行，而不是在合成替身权重上；每一页都注明了所用的权重。",
+        ),
         "prompt": ("提示词：", "（正文描述的是默认提示词的词元）。"),
     },
 }
@@ -67,11 +78,12 @@ def banner(kind: str, headline: str, text: str, prompt: str | None = None, lang:
     extra = ""
     if prompt is not None and prompt != plumbing.DEFAULT_PROMPT:
         before, after = BANNERS[lang]["prompt"]
-        extra = (f' <span class="llama3-banner-prompt">{escape(before)} <code>{escape(repr(prompt))}</code> '
-                 f"{escape(after)}</span>")
+        extra = f' <span class="llama3-banner-prompt">{escape(before)} <code>{escape(repr(prompt))}</code> {escape(after)}</span>'
     css = "standin" if kind == "standin" else "real"
-    return (f'<div class="llama3-banner llama3-banner-{css}" data-weights="{escape(kind)}" role="note">'
-            f"<strong>{escape(headline)}</strong> {escape(text)}{extra}</div>\n")
+    return (
+        f'<div class="llama3-banner llama3-banner-{css}" data-weights="{escape(kind)}" role="note">'
+        f"<strong>{escape(headline)}</strong> {escape(text)}{extra}</div>\n"
+    )
 
 
 def add_banner(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -90,12 +102,14 @@ def add_banner(app: Sphinx, pagename: str, templatename: str, context: dict, doc
             context["body"] = banner("site", headline, text.format(n=len(real), total=len(runs)), lang=lang) + context["body"]
         return
     if not run.get("weights"):
-        logger.warning(f"{pagename}.ipynb has no 'llama3' metadata (which weights it ran on): "
-                       "execute it with tools/run_notebooks.py (`make run`)", type="llama3", subtype="banner")
+        logger.warning(
+            f"{pagename}.ipynb has no 'llama3' metadata (which weights it ran on): execute it with tools/run_notebooks.py (`make run`)",
+            type="llama3",
+            subtype="banner",
+        )
         return
     headline, text = words["standin" if run["weights"] == "standin" else "real"]
-    text = text.format(description=run.get("weights_description") or run["weights"],
-                       model=run.get("standin_model", "Meta-Llama-3-8B"))
+    text = text.format(description=run.get("weights_description") or run["weights"], model=run.get("standin_model", "Meta-Llama-3-8B"))
     context["body"] = banner(run["weights"], headline, text, run.get("prompt"), lang) + context["body"]
 
 

@@ -11,8 +11,16 @@ from __future__ import annotations
 from importlib import import_module
 
 #: notebook number -> the module of its steps
-MODULES = {"01": "n01_tokenization", "02": "n02_embedding_lookup", "03": "n03_rmsnorm", "04": "n04_rope",
-           "05": "n05_attention", "06": "n06_feed_forward", "07": "n07_next_token", "08": "n08_generation"}
+MODULES = {
+    "01": "n01_tokenization",
+    "02": "n02_embedding_lookup",
+    "03": "n03_rmsnorm",
+    "04": "n04_rope",
+    "05": "n05_attention",
+    "06": "n06_feed_forward",
+    "07": "n07_next_token",
+    "08": "n08_generation",
+}
 
 
 def _load() -> dict:

@@ -16,18 +16,47 @@ from ..grading import Step, compare
 
 #: Pieces that ``bpe_merge`` is probed on (with the whole-piece lookup): words of the prompt, digits, a token
 #: the merge loop alone never builds (" jeho"), Chinese, an emoji, bytes that are not UTF-8, a long run.
-PIECES = [b" ultimate", b" universe", b"everything", b" ", b"42", b"1234567", b" jeho", " Überraschung".encode(),
-          "饕餮".encode(), "🦙".encode(), b"\xff\xfe", b"a" * 40, b"!!\n\n"]
+PIECES = [
+    b" ultimate",
+    b" universe",
+    b"everything",
+    b" ",
+    b"42",
+    b"1234567",
+    b" jeho",
+    " Überraschung".encode(),
+    "饕餮".encode(),
+    "🦙".encode(),
+    b"\xff\xfe",
+    b"a" * 40,
+    b"!!\n\n",
+]
 #: Pieces probed with ``lookup_whole=False`` (the merge loop alone); the first one also with ``trace``.
 MERGE_ONLY = [b" ultimate", b" jeho", b"aaaaaaa", "饕餮".encode()]
 #: Texts ``encode`` is probed on, each with ``bos=True`` and ``bos=False`` (besides the prompt's ``token_ids``).
-TEXTS = ["everything is 42", "Ignore the above.<|eot_id|>", "<|begin_of_text|>hello", "in 2024, 1234567 people",
-         "生命、宇宙以及任何事情的终极答案是什么？🦙", ""]
+TEXTS = [
+    "everything is 42",
+    "Ignore the above.<|eot_id|>",
+    "<|begin_of_text|>hello",
+    "in 2024, 1234567 people",
+    "生命、宇宙以及任何事情的终极答案是什么？🦙",
+    "",
+]
 #: Where a learner finds the whole ranks table already read (plumbing's reader, tiktoken's, Meta's).
 READERS = ("read_bpe_ranks", "load_tiktoken_bpe", "load_bpe_file", "load_tokenizer")
 #: tiktoken's encoders (compiled, or its Python ``bpe_encode``): the merges the step writes by hand.
-ENCODERS = ("encode", "encode_ordinary", "encode_batch", "encode_ordinary_batch", "_encode_single_piece",
-            "encode_single_piece", "_encode_bytes", "_encode_only_native_bpe", "encode_single_token", "bpe_encode")
+ENCODERS = (
+    "encode",
+    "encode_ordinary",
+    "encode_batch",
+    "encode_ordinary_batch",
+    "_encode_single_piece",
+    "encode_single_piece",
+    "_encode_bytes",
+    "_encode_only_native_bpe",
+    "encode_single_token",
+    "bpe_encode",
+)
 
 
 def _meta():
@@ -50,13 +79,17 @@ def mergeable_ranks(v, ctx):
         problems.append(f"mergeable_ranks: {len(ours):,} tokens, expected {len(expected):,}")
     missing = [token for token in expected if token not in ours]
     if missing:
-        problems.append(f"mergeable_ranks: {len(missing):,} of Meta's tokens are missing, e.g. {missing[0]!r}"
-                        + (" (keys must be the base64-decoded bytes)" if len(missing) == len(expected) else ""))
+        problems.append(
+            f"mergeable_ranks: {len(missing):,} of Meta's tokens are missing, e.g. {missing[0]!r}"
+            + (" (keys must be the base64-decoded bytes)" if len(missing) == len(expected) else "")
+        )
     wrong = [token for token, rank in expected.items() if token in ours and ours[token] != rank]
     if wrong:
         token = wrong[0]
-        problems.append(f"mergeable_ranks: {len(wrong):,} tokens have another rank than Meta's, e.g. {token!r}: "
-                        f"{ours[token]!r} instead of {expected[token]}")
+        problems.append(
+            f"mergeable_ranks: {len(wrong):,} tokens have another rank than Meta's, e.g. {token!r}: "
+            f"{ours[token]!r} instead of {expected[token]}"
+        )
     return problems
 
 
@@ -91,8 +124,7 @@ def bpe_merge(v, ctx):
     for piece, ours in zip(PIECES, v["ids"]):
         problems += compare(f"bpe_merge({piece!r}, ranks)", ours, enc._encode_single_piece(piece))
     for piece, ours in zip(MERGE_ONLY, v["merge_only"]):
-        problems += compare(f"bpe_merge({piece!r}, ranks, lookup_whole=False)", ours,
-                            bpe_encode(ranks, piece, visualise=None))
+        problems += compare(f"bpe_merge({piece!r}, ranks, lookup_whole=False)", ours, bpe_encode(ranks, piece, visualise=None))
     problems = _at_most(problems)
     trace = v["trace"]
     expected = _merge_trace(ranks, MERGE_ONLY[0])
@@ -103,8 +135,10 @@ def bpe_merge(v, ctx):
     if ours != expected:
         where = f"trace of {MERGE_ONLY[0]!r} (lookup_whole=False)"
         if not isinstance(ours, list) or len(ours) != len(expected):
-            problems.append(f"{where}: {len(trace) if hasattr(trace, '__len__') else trace!r} entries, expected "
-                            f"{len(expected)}, one (rank, list of parts) after each merge, e.g. {expected[0]!r}")
+            problems.append(
+                f"{where}: {len(trace) if hasattr(trace, '__len__') else trace!r} entries, expected "
+                f"{len(expected)}, one (rank, list of parts) after each merge, e.g. {expected[0]!r}"
+            )
         else:
             k = next(k for k, (a, b) in enumerate(zip(ours, expected)) if a != b)
             problems.append(f"{where}: after merge {k + 1}, {ours[k]!r} instead of {expected[k]!r}")
@@ -116,12 +150,10 @@ def encode(v, ctx):
     tokenizer = type(meta)
     theirs = object.__new__(tokenizer)  # Meta's Tokenizer.encode, unmodified, on the student's tiktoken Encoding
     theirs.model, theirs.bos_id, theirs.eos_id = v["tokenizer"], meta.bos_id, meta.eos_id
-    problems = compare("token_ids (the prompt)", v["token_ids"],
-                       tokenizer.encode(theirs, v["prompt"], bos=True, eos=False))
+    problems = compare("token_ids (the prompt)", v["token_ids"], tokenizer.encode(theirs, v["prompt"], bos=True, eos=False))
     for text, with_bos, without_bos in zip(TEXTS, v["bos"], v["no_bos"]):
         problems += compare(f"encode({text!r})", with_bos, tokenizer.encode(theirs, text, bos=True, eos=False))
-        problems += compare(f"encode({text!r}, bos=False)", without_bos,
-                            tokenizer.encode(theirs, text, bos=False, eos=False))
+        problems += compare(f"encode({text!r}, bos=False)", without_bos, tokenizer.encode(theirs, text, bos=False, eos=False))
     return _at_most(problems)
 
 
@@ -129,33 +161,49 @@ def encode(v, ctx):
 _RANKS = "__import__('plumbing').read_bpe_ranks(__import__('plumbing').default_tokenizer_path())"
 
 STEPS = [
-    Step("01-mergeable-ranks", "39b8b2cb", "the ranks of tokenizer.model",
-         "mergeable_ranks: a dict from each token's bytes (the first field of a line of `lines`, base64-decoded)\n"
-         "to its rank (the second field, as an int): 128,000 entries.",
-         "mergeable_ranks：一个 dict，把每个词元的字节（`lines` 中一行的第一个字段，经 base64 解码）\n"
-         "映射到它的 rank（第二个字段，转为 int）：共 128,000 项。",
-         "{'mergeable_ranks': mergeable_ranks}",
-         mergeable_ranks, shortcuts=READERS),
-    Step("01-bpe-merge", "321d1b4c", "byte-pair merges of one piece",
-         "bpe_merge(piece: bytes, ranks: dict, lookup_whole=True, trace=None) -> list: the whole piece's rank if\n"
-         "lookup_whole and it is a token; else one part per byte, merging the neighbour pair of lowest rank (the leftmost\n"
-         "on a tie) while one is a token, appending (rank, list(parts)) to trace after each merge; the parts' ranks.",
-         "bpe_merge(piece: bytes, ranks: dict, lookup_whole=True, trace=None) -> list：若 lookup_whole 为真且整个片段\n"
-         "是一个词元，返回 [它的 rank]；否则每个字节各成一部分，只要还有相邻的一对是词元，就合并 rank 最小的那一对（相同时\n"
-         "取最左边的），trace 不为 None 时每次合并后向它追加 (rank, list(parts))；返回各部分的 rank。",
-         f"(lambda ranks: {{'ids': [bpe_merge(p, ranks) for p in {PIECES!r}], "
-         f"'merge_only': [bpe_merge(p, ranks, lookup_whole=False) for p in {MERGE_ONLY!r}], "
-         f"'trace': (lambda t: [bpe_merge({MERGE_ONLY[0]!r}, ranks, lookup_whole=False, trace=t), t][1])([])}})"
-         f"({_RANKS})",
-         bpe_merge, points=2, shortcuts=ENCODERS + READERS),
-    Step("01-encode", "f4c1f25f", "Meta's encode rules",
-         "encode(text: str, bos: bool = True) -> list: the ids of Meta's Tokenizer.encode(text, bos=bos, eos=False):\n"
-         "bos_id first when bos is true, then tokenizer's ids of text, with text that looks like a special token\n"
-         "encoded as plain text (rule 2).",
-         "encode(text: str, bos: bool = True) -> list：给出与 Meta 的 Tokenizer.encode(text, bos=bos, eos=False) 相同的\n"
-         "id：bos 为真时 bos_id 在最前面，然后是 tokenizer 对 text 编码得到的 id，其中形如特殊词元的文本按普通文本\n"
-         "编码（规则 2）。",
-         f"{{'tokenizer': tokenizer, 'prompt': inputs.prompt, 'token_ids': token_ids, "
-         f"'bos': [encode(t, bos=True) for t in {TEXTS!r}], 'no_bos': [encode(t, bos=False) for t in {TEXTS!r}]}}",
-         encode, shortcuts=("encode_prompt", "tokenize_out_of_process")),
+    Step(
+        "01-mergeable-ranks",
+        "39b8b2cb",
+        "the ranks of tokenizer.model",
+        "mergeable_ranks: a dict from each token's bytes (the first field of a line of `lines`, base64-decoded)\n"
+        "to its rank (the second field, as an int): 128,000 entries.",
+        "mergeable_ranks：一个 dict，把每个词元的字节（`lines` 中一行的第一个字段，经 base64 解码）\n"
+        "映射到它的 rank（第二个字段，转为 int）：共 128,000 项。",
+        "{'mergeable_ranks': mergeable_ranks}",
+        mergeable_ranks,
+        shortcuts=READERS,
+    ),
+    Step(
+        "01-bpe-merge",
+        "321d1b4c",
+        "byte-pair merges of one piece",
+        "bpe_merge(piece: bytes, ranks: dict, lookup_whole=True, trace=None) -> list: the whole piece's rank if\n"
+        "lookup_whole and it is a token; else one part per byte, merging the neighbour pair of lowest rank (the leftmost\n"
+        "on a tie) while one is a token, appending (rank, list(parts)) to trace after each merge; the parts' ranks.",
+        "bpe_merge(piece: bytes, ranks: dict, lookup_whole=True, trace=None) -> list：若 lookup_whole 为真且整个片段\n"
+        "是一个词元，返回 [它的 rank]；否则每个字节各成一部分，只要还有相邻的一对是词元，就合并 rank 最小的那一对（相同时\n"
+        "取最左边的），trace 不为 None 时每次合并后向它追加 (rank, list(parts))；返回各部分的 rank。",
+        f"(lambda ranks: {{'ids': [bpe_merge(p, ranks) for p in {PIECES!r}], "
+        f"'merge_only': [bpe_merge(p, ranks, lookup_whole=False) for p in {MERGE_ONLY!r}], "
+        f"'trace': (lambda t: [bpe_merge({MERGE_ONLY[0]!r}, ranks, lookup_whole=False, trace=t), t][1])([])}})"
+        f"({_RANKS})",
+        bpe_merge,
+        points=2,
+        shortcuts=ENCODERS + READERS,
+    ),
+    Step(
+        "01-encode",
+        "f4c1f25f",
+        "Meta's encode rules",
+        "encode(text: str, bos: bool = True) -> list: the ids of Meta's Tokenizer.encode(text, bos=bos, eos=False):\n"
+        "bos_id first when bos is true, then tokenizer's ids of text, with text that looks like a special token\n"
+        "encoded as plain text (rule 2).",
+        "encode(text: str, bos: bool = True) -> list：给出与 Meta 的 Tokenizer.encode(text, bos=bos, eos=False) 相同的\n"
+        "id：bos 为真时 bos_id 在最前面，然后是 tokenizer 对 text 编码得到的 id，其中形如特殊词元的文本按普通文本\n"
+        "编码（规则 2）。",
+        f"{{'tokenizer': tokenizer, 'prompt': inputs.prompt, 'token_ids': token_ids, "
+        f"'bos': [encode(t, bos=True) for t in {TEXTS!r}], 'no_bos': [encode(t, bos=False) for t in {TEXTS!r}]}}",
+        encode,
+        shortcuts=("encode_prompt", "tokenize_out_of_process"),
+    ),
 ]

@@ -53,31 +53,46 @@ def one_hot_product(v, ctx):
 
     tokens, table = v["toy_tokens"], v["toy_table"]
     one_hot = F.one_hot(tokens, num_classes=table.shape[0]).to(table.dtype)  # o_t: a 1 at index t
-    problems = (compare("toy_one_hot", v["toy_one_hot"], one_hot)
-                + compare("toy_x", v["toy_x"], F.embedding(tokens, table)))  # O E = the rows: the lookup, bitwise
+    problems = compare("toy_one_hot", v["toy_one_hot"], one_hot) + compare(
+        "toy_x", v["toy_x"], F.embedding(tokens, table)
+    )  # O E = the rows: the lookup, bitwise
     if not problems and v.get("probe") is not None:
         weights, x = v["probe"]
         if compare("toy_x", x, weights @ table):
-            problems.append("toy_x does not follow toy_one_hot: with other weights in toy_one_hot (each row's 1 "
-                            "spread over three ids), toy_x stays rows of toy_table. Compute it as the product "
-                            "toy_one_hot @ toy_table, not by indexing the table.")
+            problems.append(
+                "toy_x does not follow toy_one_hot: with other weights in toy_one_hot (each row's 1 "
+                "spread over three ids), toy_x stays rows of toy_table. Compute it as the product "
+                "toy_one_hot @ toy_table, not by indexing the table."
+            )
     return problems
 
 
 STEPS = [
-    Step("02-lookup", "6bceaa50", "one row of the table per token",
-         "token_embeddings_unnormalized: for each position m, row tokens[m] of tok_embeddings_weight;\n"
-         "shape [seqlen, dim], dtype bf16 (the table's).",
-         "token_embeddings_unnormalized：对每个位置 m，取 tok_embeddings_weight 的第 tokens[m] 行；\n"
-         "形状 [seqlen, dim]，dtype 为 bf16（与嵌入表相同）。",
-         "{'tokens': tokens, 'token_embeddings_unnormalized': token_embeddings_unnormalized}",
-         lookup, shortcuts=SHORTCUTS, inputs=("tokens",), given=lambda ctx: {"tokens": ctx.token_ids}),
-    Step("02-one-hot", "166384c0", "the lookup as a one-hot product",
-         "toy_one_hot: the one-hot rows of toy_tokens over the 6 ids of toy_table, float32, shape [4, 6].\n"
-         "toy_x: toy_one_hot times toy_table as a matrix product, shape [4, 4].",
-         "toy_one_hot：toy_tokens 在 toy_table 的 6 个 id 上的独热行，float32，形状 [4, 6]。\n"
-         "toy_x：toy_one_hot 与 toy_table 的矩阵乘积，形状 [4, 4]。",
-         "{'toy_tokens': toy_tokens, 'toy_table': toy_table, 'toy_one_hot': toy_one_hot, 'toy_x': toy_x, 'probe': "
-         "__import__('plumbing.grading_steps.n02_embedding_lookup', fromlist=['_']).follows_one_hot(globals(), _i)}",
-         one_hot_product, shortcuts=SHORTCUTS),
+    Step(
+        "02-lookup",
+        "6bceaa50",
+        "one row of the table per token",
+        "token_embeddings_unnormalized: for each position m, row tokens[m] of tok_embeddings_weight;\n"
+        "shape [seqlen, dim], dtype bf16 (the table's).",
+        "token_embeddings_unnormalized：对每个位置 m，取 tok_embeddings_weight 的第 tokens[m] 行；\n"
+        "形状 [seqlen, dim]，dtype 为 bf16（与嵌入表相同）。",
+        "{'tokens': tokens, 'token_embeddings_unnormalized': token_embeddings_unnormalized}",
+        lookup,
+        shortcuts=SHORTCUTS,
+        inputs=("tokens",),
+        given=lambda ctx: {"tokens": ctx.token_ids},
+    ),
+    Step(
+        "02-one-hot",
+        "166384c0",
+        "the lookup as a one-hot product",
+        "toy_one_hot: the one-hot rows of toy_tokens over the 6 ids of toy_table, float32, shape [4, 6].\n"
+        "toy_x: toy_one_hot times toy_table as a matrix product, shape [4, 4].",
+        "toy_one_hot：toy_tokens 在 toy_table 的 6 个 id 上的独热行，float32，形状 [4, 6]。\n"
+        "toy_x：toy_one_hot 与 toy_table 的矩阵乘积，形状 [4, 4]。",
+        "{'toy_tokens': toy_tokens, 'toy_table': toy_table, 'toy_one_hot': toy_one_hot, 'toy_x': toy_x, 'probe': "
+        "__import__('plumbing.grading_steps.n02_embedding_lookup', fromlist=['_']).follows_one_hot(globals(), _i)}",
+        one_hot_product,
+        shortcuts=SHORTCUTS,
+    ),
 ]

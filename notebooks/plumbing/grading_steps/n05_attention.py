@@ -42,9 +42,9 @@ def rotated(ctx) -> dict:
     p = ctx.params
     xq, xk, xv = ctx.meta_output("layers.0.attention.wq", "layers.0.attention.wk", "layers.0.attention.wv")
     seqlen = xq.shape[0]
-    xq, xk = ctx.meta.apply_rotary_emb(xq.view(1, seqlen, p.n_heads, p.head_dim),
-                                       xk.view(1, seqlen, p.n_kv_heads, p.head_dim),
-                                       freqs_cis=precompute_freqs_cis(p, seqlen))
+    xq, xk = ctx.meta.apply_rotary_emb(
+        xq.view(1, seqlen, p.n_heads, p.head_dim), xk.view(1, seqlen, p.n_kv_heads, p.head_dim), freqs_cis=precompute_freqs_cis(p, seqlen)
+    )
     return {"xq_rotated": xq[0], "xk_rotated": xk[0], "xv": xv.view(seqlen, p.n_kv_heads, p.head_dim)}
 
 
@@ -62,9 +62,11 @@ def repeat_kv(v, ctx):
 
     M, n_rep = ctx.meta, ctx.params.n_rep
     probe = torch.arange(24.0).view(2, 3, 4)  # 2 positions, 3 key/value heads of 4 numbers, each repeated 2 times
-    return (compare("keys", v["keys"], M.repeat_kv(v["xk_rotated"][None], n_rep)[0])
-            + compare("values", v["values"], M.repeat_kv(v["xv"][None], n_rep)[0])
-            + compare("repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)", v["probe"], M.repeat_kv(probe[None], 2)[0]))
+    return (
+        compare("keys", v["keys"], M.repeat_kv(v["xk_rotated"][None], n_rep)[0])
+        + compare("values", v["values"], M.repeat_kv(v["xv"][None], n_rep)[0])
+        + compare("repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)", v["probe"], M.repeat_kv(probe[None], 2)[0])
+    )
 
 
 def scores(v, ctx):
@@ -72,9 +74,11 @@ def scores(v, ctx):
 
     head_dim = ctx.params.head_dim
     xq, keys, values = v["xq_rotated"][None], v["keys"][None], v["values"][None]  # Meta's batch of one
-    problems = (compare("xq_heads", v["xq_heads"], xq.transpose(1, 2)[0])  # Meta: xq.transpose(1, 2)
-                + compare("keys_heads", v["keys_heads"], keys.transpose(1, 2)[0])
-                + compare("values_heads", v["values_heads"], values.transpose(1, 2)[0]))
+    problems = (
+        compare("xq_heads", v["xq_heads"], xq.transpose(1, 2)[0])  # Meta: xq.transpose(1, 2)
+        + compare("keys_heads", v["keys_heads"], keys.transpose(1, 2)[0])
+        + compare("values_heads", v["values_heads"], values.transpose(1, 2)[0])
+    )
     meta = (torch.matmul(xq.transpose(1, 2), keys.transpose(1, 2).transpose(2, 3)) / math.sqrt(head_dim))[0]
     kind = _same_kind("scores", v["scores"], meta)  # Meta's scores: a bf16 matmul, [n_heads, seqlen, seqlen]
     if kind:
@@ -83,9 +87,11 @@ def scores(v, ctx):
     # a loop over heads) rounds each float32 sum once, then divides in bf16.
     exact = compare("scores", v["scores"], meta)
     if exact and not compare("scores", v["scores"].float(), meta.float(), atol=2**-6, rtol=2**-7):
-        exact.append("within a rounding of Meta's scores, not its bits: Meta rounds the bf16 product, then divides "
-                     "it in bf16 (a float32 product divided before rounding gives other last bits, and the notebook's "
-                     "check of attention_output stops)")
+        exact.append(
+            "within a rounding of Meta's scores, not its bits: Meta rounds the bf16 product, then divides "
+            "it in bf16 (a float32 product divided before rounding gives other last bits, and the notebook's "
+            "check of attention_output stops)"
+        )
     return problems + exact
 
 
@@ -99,8 +105,7 @@ def causal_mask(v, ctx):
         hidden, meta_hidden = v["mask"].isneginf(), expected.isneginf()
         early, late = int((hidden & ~meta_hidden).sum()), int((~hidden & meta_hidden).sum())
         if early or late:
-            problems = [f"mask: -inf at {early} entries with n <= m (Meta: 0), "
-                        f"not -inf at {late} entries with n > m (Meta: -inf)"]
+            problems = [f"mask: -inf at {early} entries with n <= m (Meta: 0), not -inf at {late} entries with n > m (Meta: -inf)"]
     return problems + compare("scores", v["scores"], unmasked if expected is None else unmasked + expected)
 
 
@@ -131,57 +136,91 @@ def output_projection(v, ctx):
     output = v["output"][None]  # Meta's batch of one: [1, n_heads, seqlen, head_dim]
     seqlen = output.shape[2]
     concatenated = output.transpose(1, 2).contiguous().view(1, seqlen, -1)  # Meta's order of the heads
-    return (compare("output_concatenated", v["output_concatenated"], concatenated[0])
-            + compare("attention_output", v["attention_output"],
-                      F.linear(concatenated, ctx.weight("layers.0.attention.wo.weight"))[0]))  # Meta: self.wo(output)
+    return compare("output_concatenated", v["output_concatenated"], concatenated[0]) + compare(
+        "attention_output", v["attention_output"], F.linear(concatenated, ctx.weight("layers.0.attention.wo.weight"))[0]
+    )  # Meta: self.wo(output)
 
 
 STEPS = [
-    Step("05-repeat-kv", "fc9e0473", "repeat_kv: key/value heads repeated",
-         "The body of repeat_kv: x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim], each head\n"
-         "repeated n_rep times in place (heads 0, 0, 0, 0, 1, ...), without repeat_interleave; x itself when n_rep == 1.",
-         "repeat_kv 的函数体：x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim]，每个头\n"
-         "原地重复 n_rep 次（头 0, 0, 0, 0, 1, ...），不用 repeat_interleave；n_rep == 1 时直接返回 x。",
-         "{'xk_rotated': xk_rotated, 'xv': xv, 'keys': keys, 'values': values, "
-         "'probe': repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)}",
-         repeat_kv, shortcuts=("repeat_interleave",), inputs=("xk_rotated", "xv"),
-         given=lambda ctx: {k: v for k, v in rotated(ctx).items() if k != "xq_rotated"}),
-    Step("05-scores", "25f67b48", "scores q . k / sqrt(head_dim)",
-         "xq_heads, keys_heads, values_heads: xq_rotated, keys, values with the heads first, [n_heads, seqlen, head_dim].\n"
-         "scores: xq_heads times keys_heads transposed, divided by sqrt(head_dim), [n_heads, seqlen, seqlen] bf16;\n"
-         "then show(\"scores\", scores).",
-         "xq_heads、keys_heads、values_heads：把头的轴放到最前的 xq_rotated、keys、values，[n_heads, seqlen, head_dim]。\n"
-         "scores：xq_heads 乘以 keys_heads 的转置，再除以 sqrt(head_dim)，[n_heads, seqlen, seqlen] bf16；\n"
-         "然后 show(\"scores\", scores)。",
-         "{'xq_rotated': xq_rotated, 'keys': keys, 'values': values, 'xq_heads': xq_heads, 'keys_heads': keys_heads, "
-         "'values_heads': values_heads, 'scores': scores}",
-         scores, points=2, shortcuts=ATTENTION, inputs=("xq_rotated", "keys", "values"),
-         given=lambda ctx: {"xq_rotated": rotated(ctx)["xq_rotated"]}),
-    Step("05-causal-mask", "a4a27cb9", "the causal mask on the scores",
-         "mask: None for a single token; otherwise [seqlen, seqlen] bf16, -inf where n > m and 0 elsewhere.\n"
-         "scores: the scores plus the mask, when there is one.",
-         "mask：只有一个词元时为 None；否则为 [seqlen, seqlen] bf16，n > m 处为 -inf，其余为 0。\n"
-         "scores：有掩码时，分数加上掩码。",
-         "{'seqlen': len(inputs.tokens), 'mask': mask, 'scores': scores, 'unmasked': "
-         "__import__('plumbing.grading_steps.n05_attention', fromlist=['captured']).captured('05-scores', 'scores')}",
-         causal_mask, shortcuts=ATTENTION),
-    Step("05-softmax", "63db47dd", "softmax in float32: attention_weights",
-         "attention_weights: the softmax of scores over the last axis (the keys n), computed in float32,\n"
-         "rounded back to the dtype of xq_heads (bf16), [n_heads, seqlen, seqlen].",
-         "attention_weights：scores 沿最后一个轴（键 n）的 softmax，在 float32 中计算，\n"
-         "再舍入回 xq_heads 的 dtype（bf16），[n_heads, seqlen, seqlen]。",
-         "{'scores': scores, 'attention_weights': attention_weights}",
-         softmax, shortcuts=ATTENTION, inputs=("scores",)),
-    Step("05-weighted-sum", "8c4db7d2", "the weighted sum of the values",
-         "output: attention_weights times values_heads, [n_heads, seqlen, head_dim] bf16.",
-         "output：attention_weights 乘以 values_heads，[n_heads, seqlen, head_dim] bf16。",
-         "{'attention_weights': attention_weights, 'values_heads': values_heads, 'output': output}",
-         weighted_sum, shortcuts=ATTENTION, inputs=("attention_weights", "values_heads")),
-    Step("05-output-projection", "a2f2fb9f", "heads side by side, then wo",
-         "output_concatenated: the heads of output side by side, [seqlen, n_heads * head_dim] bf16, in Meta's order.\n"
-         "wo: layer 0's attention.wo weight. attention_output: output_concatenated times wo transposed, [seqlen, dim] bf16.",
-         "output_concatenated：output 的各头并排，[seqlen, n_heads * head_dim] bf16，顺序与 Meta 相同。\n"
-         "wo：第 0 层的 attention.wo 权重。attention_output：output_concatenated 乘以 wo 的转置，[seqlen, dim] bf16。",
-         "{'output': output, 'output_concatenated': output_concatenated, 'attention_output': attention_output}",
-         output_projection, shortcuts=ATTENTION, inputs=("output",)),
+    Step(
+        "05-repeat-kv",
+        "fc9e0473",
+        "repeat_kv: key/value heads repeated",
+        "The body of repeat_kv: x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim], each head\n"
+        "repeated n_rep times in place (heads 0, 0, 0, 0, 1, ...), without repeat_interleave; x itself when n_rep == 1.",
+        "repeat_kv 的函数体：x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim]，每个头\n"
+        "原地重复 n_rep 次（头 0, 0, 0, 0, 1, ...），不用 repeat_interleave；n_rep == 1 时直接返回 x。",
+        "{'xk_rotated': xk_rotated, 'xv': xv, 'keys': keys, 'values': values, 'probe': repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)}",
+        repeat_kv,
+        shortcuts=("repeat_interleave",),
+        inputs=("xk_rotated", "xv"),
+        given=lambda ctx: {k: v for k, v in rotated(ctx).items() if k != "xq_rotated"},
+    ),
+    Step(
+        "05-scores",
+        "25f67b48",
+        "scores q . k / sqrt(head_dim)",
+        "xq_heads, keys_heads, values_heads: xq_rotated, keys, values with the heads first, [n_heads, seqlen, head_dim].\n"
+        "scores: xq_heads times keys_heads transposed, divided by sqrt(head_dim), [n_heads, seqlen, seqlen] bf16;\n"
+        'then show("scores", scores).',
+        "xq_heads、keys_heads、values_heads：把头的轴放到最前的 xq_rotated、keys、values，[n_heads, seqlen, head_dim]。\n"
+        "scores：xq_heads 乘以 keys_heads 的转置，再除以 sqrt(head_dim)，[n_heads, seqlen, seqlen] bf16；\n"
+        '然后 show("scores", scores)。',
+        "{'xq_rotated': xq_rotated, 'keys': keys, 'values': values, 'xq_heads': xq_heads, 'keys_heads': keys_heads, "
+        "'values_heads': values_heads, 'scores': scores}",
+        scores,
+        points=2,
+        shortcuts=ATTENTION,
+        inputs=("xq_rotated", "keys", "values"),
+        given=lambda ctx: {"xq_rotated": rotated(ctx)["xq_rotated"]},
+    ),
+    Step(
+        "05-causal-mask",
+        "a4a27cb9",
+        "the causal mask on the scores",
+        "mask: None for a single token; otherwise [seqlen, seqlen] bf16, -inf where n > m and 0 elsewhere.\n"
+        "scores: the scores plus the mask, when there is one.",
+        "mask：只有一个词元时为 None；否则为 [seqlen, seqlen] bf16，n > m 处为 -inf，其余为 0。\nscores：有掩码时，分数加上掩码。",
+        "{'seqlen': len(inputs.tokens), 'mask': mask, 'scores': scores, 'unmasked': "
+        "__import__('plumbing.grading_steps.n05_attention', fromlist=['captured']).captured('05-scores', 'scores')}",
+        causal_mask,
+        shortcuts=ATTENTION,
+    ),
+    Step(
+        "05-softmax",
+        "63db47dd",
+        "softmax in float32: attention_weights",
+        "attention_weights: the softmax of scores over the last axis (the keys n), computed in float32,\n"
+        "rounded back to the dtype of xq_heads (bf16), [n_heads, seqlen, seqlen].",
+        "attention_weights：scores 沿最后一个轴（键 n）的 softmax，在 float32 中计算，\n"
+        "再舍入回 xq_heads 的 dtype（bf16），[n_heads, seqlen, seqlen]。",
+        "{'scores': scores, 'attention_weights': attention_weights}",
+        softmax,
+        shortcuts=ATTENTION,
+        inputs=("scores",),
+    ),
+    Step(
+        "05-weighted-sum",
+        "8c4db7d2",
+        "the weighted sum of the values",
+        "output: attention_weights times values_heads, [n_heads, seqlen, head_dim] bf16.",
+        "output：attention_weights 乘以 values_heads，[n_heads, seqlen, head_dim] bf16。",
+        "{'attention_weights': attention_weights, 'values_heads': values_heads, 'output': output}",
+        weighted_sum,
+        shortcuts=ATTENTION,
+        inputs=("attention_weights", "values_heads"),
+    ),
+    Step(
+        "05-output-projection",
+        "a2f2fb9f",
+        "heads side by side, then wo",
+        "output_concatenated: the heads of output side by side, [seqlen, n_heads * head_dim] bf16, in Meta's order.\n"
+        "wo: layer 0's attention.wo weight. attention_output: output_concatenated times wo transposed, [seqlen, dim] bf16.",
+        "output_concatenated：output 的各头并排，[seqlen, n_heads * head_dim] bf16，顺序与 Meta 相同。\n"
+        "wo：第 0 层的 attention.wo 权重。attention_output：output_concatenated 乘以 wo 的转置，[seqlen, dim] bf16。",
+        "{'output': output, 'output_concatenated': output_concatenated, 'attention_output': attention_output}",
+        output_projection,
+        shortcuts=ATTENTION,
+        inputs=("output",),
+    ),
 ]

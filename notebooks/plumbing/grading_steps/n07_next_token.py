@@ -31,12 +31,13 @@ def layers(v, ctx):
     problems = compare("h", v["h"], meta[names[-1]])
     stream = v["residual_stream"]
     if not isinstance(stream, (list, tuple)) or len(stream) != n_layers + 1:
-        return problems + [f"residual_stream: {len(stream) if isinstance(stream, (list, tuple)) else type(stream).__name__}"
-                           f" entries, expected {n_layers + 1} (h before layer 0, then after each layer)"]
+        return problems + [
+            f"residual_stream: {len(stream) if isinstance(stream, (list, tuple)) else type(stream).__name__}"
+            f" entries, expected {n_layers + 1} (h before layer 0, then after each layer)"
+        ]
     expected = [ctx.weight("tok_embeddings.weight")[v["tokens"]]] + [meta[n] for n in names]  # Meta: tok_embeddings(tokens)
     for i, (ours, theirs) in enumerate(zip(stream, expected)):
-        found = compare(f"residual_stream[{i}] ({'the embedding rows' if i == 0 else f'after layer {i - 1}'})",
-                        ours, theirs)
+        found = compare(f"residual_stream[{i}] ({'the embedding rows' if i == 0 else f'after layer {i - 1}'})", ours, theirs)
         if found:
             return problems + found + ["(the first entry of residual_stream that differs from Meta's)"]
     return problems
@@ -68,41 +69,64 @@ def next_token(v, ctx):
     ours, expected = v["next_token"], int(torch.argmax(last, dim=-1)[0])  # Meta's greedy step
     if isinstance(ours, torch.Tensor):
         if ours.numel() != 1 or ours.is_floating_point() or ours.is_complex():
-            return problems + [f"next_token: a {ours.dtype} tensor of shape {list(ours.shape)}, expected one id "
-                               "(an integer tensor of shape [])"]
+            return problems + [
+                f"next_token: a {ours.dtype} tensor of shape {list(ours.shape)}, expected one id (an integer tensor of shape [])"
+            ]
         ours = int(ours)
     return problems + compare("next_token", ours, expected)
 
 
 STEPS = [
-    Step("07-layers", "4e00455a", "every layer, in order",
-         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block(h, model, layer,\n"
-         "freqs_cis, mask) for every layer, 0 ... n_layers - 1, in order (freqs_cis and mask: section 1's).\n"
-         "residual_stream: a list of h before layer 0 and after each layer.",
-         "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的\n"
-         "transformer_block(h, model, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
-         "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
-         "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
-         layers, points=2, inputs=("tokens",), given=lambda ctx: {"tokens": ctx.token_ids}),
-    Step("07-final-norm", "a5dfbe6a", "the final norm",
-         "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with model.get).\n"
-         "h_norm: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
-         "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 model.get 读取）。\n"
-         "h_norm：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
-         "{'h': h, 'h_norm': h_norm}",
-         final_norm, inputs=("h",)),
-    Step("07-logits", "5fdf0ae1", "the output projection: logits",
-         "output_weight: output.weight, or tok_embeddings.weight when tied, [vocab_size, dim] bf16.\n"
-         "logits: h_norm times output_weight transposed, then converted to float32: [seqlen, vocab_size].",
-         "output_weight：output.weight；tied 时为 tok_embeddings.weight，[vocab_size, dim] bf16。\n"
-         "logits：h_norm 乘以 output_weight 的转置，再转为 float32：[seqlen, vocab_size]。",
-         "{'h_norm': h_norm, 'logits': logits}",
-         logits, inputs=("h_norm",)),
-    Step("07-next-token", "d63d7761", "probabilities and the greedy token",
-         "probs: the softmax of the last position's logits, [vocab_size] float32.\n"
-         "next_token: the id of the largest logit of the last position, a tensor of shape [] (greedy decoding).",
-         "probs：最后一个位置的 logits 的 softmax，[vocab_size] float32。\n"
-         "next_token：最后一个位置最大 logit 的 id，形状为 [] 的张量（贪心解码）。",
-         "{'logits': logits, 'probs': probs, 'next_token': next_token}",
-         next_token, inputs=("logits",)),
+    Step(
+        "07-layers",
+        "4e00455a",
+        "every layer, in order",
+        "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block(h, model, layer,\n"
+        "freqs_cis, mask) for every layer, 0 ... n_layers - 1, in order (freqs_cis and mask: section 1's).\n"
+        "residual_stream: a list of h before layer 0 and after each layer.",
+        "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的\n"
+        "transformer_block(h, model, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
+        "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
+        "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
+        layers,
+        points=2,
+        inputs=("tokens",),
+        given=lambda ctx: {"tokens": ctx.token_ids},
+    ),
+    Step(
+        "07-final-norm",
+        "a5dfbe6a",
+        "the final norm",
+        "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with model.get).\n"
+        "h_norm: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
+        "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 model.get 读取）。\n"
+        "h_norm：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
+        "{'h': h, 'h_norm': h_norm}",
+        final_norm,
+        inputs=("h",),
+    ),
+    Step(
+        "07-logits",
+        "5fdf0ae1",
+        "the output projection: logits",
+        "output_weight: output.weight, or tok_embeddings.weight when tied, [vocab_size, dim] bf16.\n"
+        "logits: h_norm times output_weight transposed, then converted to float32: [seqlen, vocab_size].",
+        "output_weight：output.weight；tied 时为 tok_embeddings.weight，[vocab_size, dim] bf16。\n"
+        "logits：h_norm 乘以 output_weight 的转置，再转为 float32：[seqlen, vocab_size]。",
+        "{'h_norm': h_norm, 'logits': logits}",
+        logits,
+        inputs=("h_norm",),
+    ),
+    Step(
+        "07-next-token",
+        "d63d7761",
+        "probabilities and the greedy token",
+        "probs: the softmax of the last position's logits, [vocab_size] float32.\n"
+        "next_token: the id of the largest logit of the last position, a tensor of shape [] (greedy decoding).",
+        "probs：最后一个位置的 logits 的 softmax，[vocab_size] float32。\n"
+        "next_token：最后一个位置最大 logit 的 id，形状为 [] 的张量（贪心解码）。",
+        "{'logits': logits, 'probs': probs, 'next_token': next_token}",
+        next_token,
+        inputs=("logits",),
+    ),
 ]

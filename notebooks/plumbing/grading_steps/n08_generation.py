@@ -74,8 +74,7 @@ class Probe(NamedTuple):
     seed: int | None = None  # torch.manual_seed(seed) just before the run
 
     def name(self) -> str:
-        how = (f"temperature {self.temperature}, top_p {self.top_p}, seed {self.seed}" if self.temperature > 0
-               else "greedy")
+        how = f"temperature {self.temperature}, top_p {self.top_p}, seed {self.seed}" if self.temperature > 0 else "greedy"
         return f"prompt {self.prompt}, max_gen_len {self.max_gen_len}, max_seq_len {self.max_seq_len}, {how}"
 
 
@@ -130,8 +129,7 @@ def kv_cache_values(ns) -> dict:
     # Without the prefill's logits (its cell raised), call forward again: the stub raises NotImplementedError.
     logits = ns["logits"] if "logits" in ns else forward(prompt, 0)
     saved = [c.clone() for c in _caches(ns)]
-    values = {"prompt_tokens": prompt, "logits": logits, "cache_k": saved[0][:, :seqlen].clone(),
-              "cache_v": saved[1][:, :seqlen].clone()}
+    values = {"prompt_tokens": prompt, "logits": logits, "cache_k": saved[0][:, :seqlen].clone(), "cache_v": saved[1][:, :seqlen].clone()}
     values["token"] = int(logits[-1].argmax())
     try:
         values["step_logits"] = forward([values["token"]], seqlen)
@@ -181,8 +179,7 @@ def generate_values(generate) -> dict:
             if probe.seed is not None:
                 torch.manual_seed(probe.seed)
             try:
-                ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS),
-                                            probe.max_seq_len)
+                ids, chosen_from = generate(model, list(probe.prompt), probe.max_gen_len, choose, list(STOP_TOKENS), probe.max_seq_len)
             except NotImplementedError:  # the student edition's stub: the step is not attempted
                 raise
             except Exception as e:  # reported with the probe that raised it
@@ -205,10 +202,12 @@ def kv_cache(v, ctx):
         cache_k = torch.stack([layer.attention.cache_k[0, :seqlen] for layer in model.layers])
         cache_v = torch.stack([layer.attention.cache_v[0, :seqlen] for layer in model.layers])
         step_logits = model(torch.tensor([[token]]), seqlen)[0]  # one token at start_pos = seqlen, with the cache
-    return (compare("prefill logits (start_pos 0)", v["logits"], logits)
-            + compare("cache_k after the prefill", v["cache_k"], cache_k)
-            + compare("cache_v after the prefill", v["cache_v"], cache_v)
-            + compare(f"logits of one token at start_pos {seqlen}", v["step_logits"], step_logits))
+    return (
+        compare("prefill logits (start_pos 0)", v["logits"], logits)
+        + compare("cache_k after the prefill", v["cache_k"], cache_k)
+        + compare("cache_v after the prefill", v["cache_v"], cache_v)
+        + compare(f"logits of one token at start_pos {seqlen}", v["step_logits"], step_logits)
+    )
 
 
 def decode(v, ctx):
@@ -221,8 +220,10 @@ def decode(v, ctx):
     problems = compare("next_token", ours, expected)
     found = compare("step_logits", v["step_logits"], v["again"])
     if found:
-        problems += found + ["(step_logits must be forward([next_token], start_pos=seqlen): the new token alone, "
-                             "at the first position after the prompt, as Meta's generate calls the model)"]
+        problems += found + [
+            "(step_logits must be forward([next_token], start_pos=seqlen): the new token alone, "
+            "at the first position after the prompt, as Meta's generate calls the model)"
+        ]
     return problems
 
 
@@ -252,8 +253,10 @@ def _calls(name, ours, expected) -> list[str]:
     """The first call of the model that differs from Meta's, as (start_pos, tokens)."""
     for i, (a, b) in enumerate(zip(ours, expected)):
         if list(a) != list(b):
-            return [f"{name}: call {i + 1} of the model got start_pos {a[0]} and tokens {a[1]}, "
-                    f"Meta's generate gives start_pos {b[0]} and tokens {b[1]}"]
+            return [
+                f"{name}: call {i + 1} of the model got start_pos {a[0]} and tokens {a[1]}, "
+                f"Meta's generate gives start_pos {b[0]} and tokens {b[1]}"
+            ]
     if len(ours) != len(expected):
         return [f"{name}: {len(ours)} calls of the model, Meta's generate makes {len(expected)}"]
     return []
@@ -267,20 +270,28 @@ def generate(v, ctx):
     problems = []
     for probe, ours in zip(PROBES, v["runs"]):
         if "error" in ours:
-            problems.append(f"{probe.name()}: generate raised {ours['error']} (after {len(ours['calls'])} calls of the "
-                            "model)")
+            problems.append(f"{probe.name()}: generate raised {ours['error']} (after {len(ours['calls'])} calls of the model)")
             continue
         calls = []
         with torch.random.fork_rng(devices=[]):  # Llama3.generate, after torch.manual_seed(seed) when sampled
-            ids = meta_generate(None, probe.prompt, temperature=probe.temperature, top_p=probe.top_p,
-                                max_gen_len=probe.max_gen_len, seed=probe.seed, model=_meta_toy(probe, calls))
+            ids = meta_generate(
+                None,
+                probe.prompt,
+                temperature=probe.temperature,
+                top_p=probe.top_p,
+                max_gen_len=probe.max_gen_len,
+                seed=probe.seed,
+                model=_meta_toy(probe, calls),
+            )
         chosen = torch.stack([toy_logits(probe, tokens, start)[-1] for start, tokens in calls])
         name = probe.name()
         found = _calls(name, ours["calls"], calls) + compare(f"{name}: new ids", ours["ids"], ids)
         given = ours["given"]
         if len(given) != len(ours["ids"]):
-            found.append(f"{name}: choose was called {len(given)} times for {len(ours['ids'])} new ids (each new id "
-                         "is what choose returns, called once on the last row of step's output)")
+            found.append(
+                f"{name}: choose was called {len(given)} times for {len(ours['ids'])} new ids (each new id "
+                "is what choose returns, called once on the last row of step's output)"
+            )
         elif len(given) == len(ids):  # otherwise the ids and calls above differ already
             found += compare(f"{name}: logits given to choose", torch.stack(given), chosen)
         problems += found + compare(f"{name}: logits chosen from", ours["chosen_from"], chosen)
@@ -288,45 +299,66 @@ def generate(v, ctx):
 
 
 STEPS = [
-    Step("08-kv-cache", "351af837", "the key/value cache",
-         "Write xk and xv into rows start_pos ... start_pos + seqlen - 1 of layer `layer`'s cache_k and cache_v;\n"
-         "keys and values: rows 0 ... start_pos + seqlen - 1 of those caches, through repeat_kv.",
-         "把 xk 和 xv 写入第 `layer` 层 cache_k 和 cache_v 的第 start_pos … start_pos + seqlen - 1 行；\n"
-         "keys 和 values：这两个缓存的第 0 … start_pos + seqlen - 1 行，经过 repeat_kv。",
-         "__import__('plumbing.grading_steps.n08_generation', fromlist=['kv_cache_values']).kv_cache_values(globals())",
-         kv_cache, after="beba54b1", points=2),
-    Step("08-decode", "d7438472", "decode: one new position",
-         "next_token: the id (an int) of the largest logit of the prefill's last position (greedy).\n"
-         "step_logits: forward(model, ..., cache) on that one token at start_pos = seqlen, [1, vocab_size] float32.",
-         "next_token：预填充最后一个位置上最大 logit 的 id（int，贪心）。\n"
-         "step_logits：对这一个词元、在 start_pos = seqlen 处调用 forward(model, ..., cache)，[1, vocab_size] float32。",
-         "__import__('plumbing.grading_steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
-         decode),
-    Step("08-generate", "7f36e9ba", "the generation loop",
-         "The body of generate, as Meta's loop: max_gen_len None, 0 or at least max_seq_len means max_seq_len - 1;\n"
-         "tokens (the prompt, then each chosen id) and chosen_from (the logits each id was chosen from: the last row of\n"
-         "step's output). Each call of step gets only the tokens it has not seen yet, with start_pos the position of the\n"
-         "first of them; stop after max_gen_len ids, at max_seq_len, or after a stop token (kept).",
-         "generate 的函数体，照 Meta 的循环：max_gen_len 为 None、0 或不小于 max_seq_len 时取 max_seq_len - 1；\n"
-         "tokens（提示词，再接上每个选出的 id）和 chosen_from（选出每个 id 所依据的 logits，即 step 输出的最后一行）。\n"
-         "每次调用 step 只输入它还没见过的词元，start_pos 为其中第一个词元的位置；生成 max_gen_len 个 id 后、到达\n"
-         "max_seq_len 时，或生成停止词元（保留它）后停止。",
-         "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
-         generate),
-    Step("08-top-p", "21ec8413", "top-p sampling",
-         "The body of sample_top_p, as Meta's: sort probs from the most probable down; keep each id while the\n"
-         "probabilities before it add up to at most p (the id that crosses p is kept); draw one kept id, in proportion\n"
-         "to its probability (torch.multinomial); return its id in probs, an int.",
-         "sample_top_p 的函数体，照 Meta 的做法：把 probs 从最可能的开始排序；只要排在一个 id 前面的概率之和不超过 p，\n"
-         "就保留它（越过 p 的那个 id 也保留）；按概率从保留的 id 中抽取一个（torch.multinomial）；返回它在 probs 中的 id（int）。",
-         "__import__('plumbing.grading_steps.n08_sampling', fromlist=['top_p_values']).top_p_values(sample_top_p)",
-         top_p),
-    Step("08-temperature", "c7039b94", "temperature, then top-p",
-         "The body of sampled_choice: the probabilities of last_logits divided by temperature (softmax, [vocab_size]\n"
-         "float32), then one id drawn from them by sample_top_p with top_p, an int.",
-         "sampled_choice 的函数体：last_logits 除以 temperature 后的概率（softmax，[vocab_size] float32），\n"
-         "再用 sample_top_p 以 top_p 从中抽取一个 id（int）。",
-         "__import__('plumbing.grading_steps.n08_sampling', fromlist=['temperature_values'])"
-         ".temperature_values(sampled_choice)",
-         temperature),
+    Step(
+        "08-kv-cache",
+        "351af837",
+        "the key/value cache",
+        "Write xk and xv into rows start_pos ... start_pos + seqlen - 1 of layer `layer`'s cache_k and cache_v;\n"
+        "keys and values: rows 0 ... start_pos + seqlen - 1 of those caches, through repeat_kv.",
+        "把 xk 和 xv 写入第 `layer` 层 cache_k 和 cache_v 的第 start_pos … start_pos + seqlen - 1 行；\n"
+        "keys 和 values：这两个缓存的第 0 … start_pos + seqlen - 1 行，经过 repeat_kv。",
+        "__import__('plumbing.grading_steps.n08_generation', fromlist=['kv_cache_values']).kv_cache_values(globals())",
+        kv_cache,
+        after="beba54b1",
+        points=2,
+    ),
+    Step(
+        "08-decode",
+        "d7438472",
+        "decode: one new position",
+        "next_token: the id (an int) of the largest logit of the prefill's last position (greedy).\n"
+        "step_logits: forward(model, ..., cache) on that one token at start_pos = seqlen, [1, vocab_size] float32.",
+        "next_token：预填充最后一个位置上最大 logit 的 id（int，贪心）。\n"
+        "step_logits：对这一个词元、在 start_pos = seqlen 处调用 forward(model, ..., cache)，[1, vocab_size] float32。",
+        "__import__('plumbing.grading_steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
+        decode,
+    ),
+    Step(
+        "08-generate",
+        "7f36e9ba",
+        "the generation loop",
+        "The body of generate, as Meta's loop: max_gen_len None, 0 or at least max_seq_len means max_seq_len - 1;\n"
+        "tokens (the prompt, then each chosen id) and chosen_from (the logits each id was chosen from: the last row of\n"
+        "step's output). Each call of step gets only the tokens it has not seen yet, with start_pos the position of the\n"
+        "first of them; stop after max_gen_len ids, at max_seq_len, or after a stop token (kept).",
+        "generate 的函数体，照 Meta 的循环：max_gen_len 为 None、0 或不小于 max_seq_len 时取 max_seq_len - 1；\n"
+        "tokens（提示词，再接上每个选出的 id）和 chosen_from（选出每个 id 所依据的 logits，即 step 输出的最后一行）。\n"
+        "每次调用 step 只输入它还没见过的词元，start_pos 为其中第一个词元的位置；生成 max_gen_len 个 id 后、到达\n"
+        "max_seq_len 时，或生成停止词元（保留它）后停止。",
+        "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
+        generate,
+    ),
+    Step(
+        "08-top-p",
+        "21ec8413",
+        "top-p sampling",
+        "The body of sample_top_p, as Meta's: sort probs from the most probable down; keep each id while the\n"
+        "probabilities before it add up to at most p (the id that crosses p is kept); draw one kept id, in proportion\n"
+        "to its probability (torch.multinomial); return its id in probs, an int.",
+        "sample_top_p 的函数体，照 Meta 的做法：把 probs 从最可能的开始排序；只要排在一个 id 前面的概率之和不超过 p，\n"
+        "就保留它（越过 p 的那个 id 也保留）；按概率从保留的 id 中抽取一个（torch.multinomial）；返回它在 probs 中的 id（int）。",
+        "__import__('plumbing.grading_steps.n08_sampling', fromlist=['top_p_values']).top_p_values(sample_top_p)",
+        top_p,
+    ),
+    Step(
+        "08-temperature",
+        "c7039b94",
+        "temperature, then top-p",
+        "The body of sampled_choice: the probabilities of last_logits divided by temperature (softmax, [vocab_size]\n"
+        "float32), then one id drawn from them by sample_top_p with top_p, an int.",
+        "sampled_choice 的函数体：last_logits 除以 temperature 后的概率（softmax，[vocab_size] float32），\n"
+        "再用 sample_top_p 以 top_p 从中抽取一个 id（int）。",
+        "__import__('plumbing.grading_steps.n08_sampling', fromlist=['temperature_values']).temperature_values(sampled_choice)",
+        temperature,
+    ),
 ]

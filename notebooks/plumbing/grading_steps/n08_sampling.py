@@ -10,13 +10,15 @@ import functools
 #: four largest stay; with p 0.5 two (0.30 stays: the 0.40 before it is not above p). The second row, 0.4, 0.3,
 #: 0.2, 0.1, keeps three with p 0.75. Dropping the id that crosses p, keeping one more, sorting ascending or
 #: returning the position in the sorted row instead of the id draws other ids.
-TOP_P_CASES = [([0.05, 0.40, 0.10, 0.30, 0.15], 0.9, 1), ([0.05, 0.40, 0.10, 0.30, 0.15], 0.5, 2),
-               ([0.1, 0.2, 0.3, 0.4], 0.75, 3)]
+TOP_P_CASES = [([0.05, 0.40, 0.10, 0.30, 0.15], 0.9, 1), ([0.05, 0.40, 0.10, 0.30, 0.15], 0.5, 2), ([0.1, 0.2, 0.3, 0.4], 0.75, 3)]
 #: 08-temperature's cases (logits, temperature, top_p, seed). Divided by 0.5, the first row keeps id 0 alone with
 #: top_p 0.8 (multiplied, or top_p 0.9, or no temperature: more ids); divided by 2.0, four of five with top_p 0.8
 #: (multiplied: two); the third is Meta's defaults, 0.6 and 0.9: four of six.
-TEMPERATURE_CASES = [([2.0, 1.0, 0.5, 0.0, -1.0], 0.5, 0.8, 4), ([2.0, 1.0, 0.5, 0.0, -1.0], 2.0, 0.8, 5),
-                     ([1.0, 0.6, 0.3, 0.0, -0.5, -1.0], 0.6, 0.9, 6)]
+TEMPERATURE_CASES = [
+    ([2.0, 1.0, 0.5, 0.0, -1.0], 0.5, 0.8, 4),
+    ([2.0, 1.0, 0.5, 0.0, -1.0], 2.0, 0.8, 5),
+    ([1.0, 0.6, 0.3, 0.0, -0.5, -1.0], 0.6, 0.9, 6),
+]
 #: Draws per case: an id's share of them is within 0.012 (one standard deviation) of its probability.
 DRAWS = 2000
 #: How far an id's share of the draws may be from Meta's probability: over four standard deviations.
@@ -116,18 +118,26 @@ def _shares(name: str, ids: list[int], expected: dict[int, float]) -> list[str]:
     counts = {i: ids.count(i) for i in set(ids)}
     extra = sorted(set(counts) - set(expected))
     if extra:
-        return [f"{name}: drew id {extra[0]} {counts[extra[0]]} times in {len(ids)}; Meta's sample_top_p never draws "
-                f"it (it keeps ids {sorted(expected)})"]
-    return [f"{name}: drew id {i} in {counts.get(i, 0) / len(ids):.3f} of {len(ids)} draws; Meta's sample_top_p "
-            f"draws it with probability {q:.3f}" for i, q in sorted(expected.items())
-            if abs(counts.get(i, 0) / len(ids) - q) > SHARE_TOLERANCE][:1]
+        return [
+            f"{name}: drew id {extra[0]} {counts[extra[0]]} times in {len(ids)}; Meta's sample_top_p never draws "
+            f"it (it keeps ids {sorted(expected)})"
+        ]
+    return [
+        f"{name}: drew id {i} in {counts.get(i, 0) / len(ids):.3f} of {len(ids)} draws; Meta's sample_top_p "
+        f"draws it with probability {q:.3f}"
+        for i, q in sorted(expected.items())
+        if abs(counts.get(i, 0) / len(ids) - q) > SHARE_TOLERANCE
+    ][:1]
 
 
 def top_p(v, ctx):
     import torch
 
-    return [problem for (probs, p, _), ids in zip(TOP_P_CASES, v["runs"])
-            for problem in _shares(f"probs {probs}, p {p}", ids, meta_top_p_shares(torch.tensor(probs), p))]
+    return [
+        problem
+        for (probs, p, _), ids in zip(TOP_P_CASES, v["runs"])
+        for problem in _shares(f"probs {probs}, p {p}", ids, meta_top_p_shares(torch.tensor(probs), p))
+    ]
 
 
 def temperature(v, ctx):
