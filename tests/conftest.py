@@ -17,7 +17,8 @@ import inprocess
 import plumbing
 from plumbing import smollm2
 import run_notebooks
-from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, unavailable
+from pdf_print import CHROMIUM_ARGS, CHROMIUM_NAMES  # the browser and settings the PDFs are printed with
+from site_helpers import HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -24,17 +24,6 @@ import plumbing
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "build" / "site-screenshots"
 HOME = ROOT / "notebooks"  # where the notebooks live: their ../images/ paths are relative to it
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 STEMS = [p.stem for p in plumbing.series_notebooks()]
 ZH = build_site.EDITIONS["zh_CN"].folder  # the Chinese edition's folder in the site
 #: each edition's pages of docs/ (the errata page, the instructor guide) that the repository has, in the sidebar's order

@@ -154,18 +154,7 @@ def test_real_weights_mode_compares_weights_independent_cells(fake_real_dir):
 
 #: Llama 3.2 1B's params.json, one layer (the notebook reads layer 0 only); factor 32 comes with the Hugging Face
 #: config, so this Meta-format folder rotates with Meta's hard-coded factor 8.
-LLAMA32_1B_ONE_LAYER = {
-    "dim": 2048,
-    "n_layers": 1,
-    "n_heads": 32,
-    "n_kv_heads": 8,
-    "vocab_size": 128256,
-    "ffn_dim_multiplier": 1.5,
-    "multiple_of": 256,
-    "norm_eps": 1e-05,
-    "rope_theta": 500000.0,
-    "use_scaled_rope": True,
-}
+LLAMA32_1B_ONE_LAYER = {**plumbing.MODELS["Llama-3.2-1B"], "n_layers": 1}
 LONG_PROMPT = " ".join(["the answer to the ultimate question of life, the universe, and everything is forty-two;"] * 22)
 
 

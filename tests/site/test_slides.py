@@ -19,7 +19,8 @@ import plumbing
 import slides
 import slides_cut
 import slides_html
-from site_helpers import CHROMIUM_ARGS, CHROMIUM_NAMES, HOME, STEMS, code_cell, tiny_notebook, unavailable
+from pdf_print import CHROMIUM_ARGS, CHROMIUM_NAMES  # the browser and settings the PDFs are printed with
+from site_helpers import HOME, STEMS, code_cell, tiny_notebook, unavailable
 
 LANGUAGES = ("en", "zh_CN")
 MAX_WORDS = 45  # the table's texts are at most about 40 words
