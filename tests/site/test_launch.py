@@ -112,6 +112,19 @@ def test_workflow_runs_ci_run_on_python_311_with_chromium():
     assert ci.rstrip().endswith("make test") and "`make test`" in (ROOT / "README.md").read_text()
 
 
+def test_workflow_runs_the_fast_suite_on_macos_and_a_newer_python():
+    """Beside the full suite on Linux and Python 3.11: make test-fast on macOS, and on a newer Python, from the lock."""
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["test-fast"]
+    cells = job["strategy"]["matrix"]["include"]
+    assert any(c["os"].startswith("macos") for c in cells)
+    newest = max(tuple(map(int, c["python"].split("."))) for c in cells)
+    assert newest > (3, 11), cells
+    runs = [s["run"].strip() for s in job["steps"] if "run" in s]
+    assert runs and all(r == "make test-fast PYTHON_SYS=python" for r in runs), runs
+    python = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["python-version"] == "${{ matrix.python }}"
+
+
 def test_workflow_passes_actionlint():
     exe = shutil.which("actionlint", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if exe is None:
