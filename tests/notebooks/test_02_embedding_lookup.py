@@ -76,3 +76,22 @@ def test_default_prompt_the_tokens(meta_tokenizer):
     assert len(ids) == 17
     assert (ids[1], ids[4], ids[10]) == (1820, 279, 279)
     assert meta_tokenizer.decode([ids[1]]) == "the" and meta_tokenizer.decode([ids[4]]) == " the"
+
+
+def test_the_sparse_check_holds_on_a_table_with_negative_zeros():
+    """Section 3's check compares the sparse product with the lookup plus 0.0: a -0.0 in the table (possible in real
+    weights) comes out +0.0 from the sum, so the plain lookup would stop the notebook; every other number keeps its bits."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / "02_embedding_lookup.ipynb").read_text(encoding="utf-8"))
+    cell = next("".join(c["source"]) for c in nb["cells"] if "sparse one-hot @ whole table vs indexing" in "".join(c["source"]))
+    assert "embedded_by_matmul, token_embeddings_unnormalized + 0.0)" in cell
+    table = torch.randn(50, 8).to(torch.bfloat16)
+    table[7, 3], table[9, 0] = -0.0, 0.0
+    tokens = torch.tensor([7, 9, 7, 1])
+    one_hot = torch.sparse_coo_tensor(torch.stack([torch.arange(4), tokens]), torch.ones(4, dtype=torch.bfloat16), size=(4, 50))
+    product = torch.sparse.mm(one_hot, table)
+    assert plumbing.same_bits(product, table[tokens] + 0.0)
+    assert not plumbing.same_bits(product, table[tokens])  # the -0.0 at [7, 3], twice
+    assert torch.equal(product, table[tokens])
