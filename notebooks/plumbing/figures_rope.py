@@ -14,32 +14,24 @@ from .figure_style import BLACK, BLUE, VERMILION, styled
 
 
 @styled
-def frequency_figure(freqs, wavelengths, context_length: int, seqlen: int):
-    """Two panels against the pair index i: the frequencies theta_i and the wavelengths 2*pi/theta_i.
+def wavelength_figure(wavelengths, context_length: int, seqlen: int):
+    """The wavelengths 2*pi/theta_i against the pair index i, on a log scale.
 
     Args:
-        freqs, wavelengths: [head_dim/2] tensors (radians per token; tokens per full turn).
+        wavelengths: [head_dim/2] tensor (tokens per full turn).
         context_length: the trained context in tokens (a dashed line); seqlen: this prompt's length (dotted).
     """
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
-    pair = range(len(freqs))
-    ax1.plot(pair, freqs, "o", ms=3, color=BLUE)
-    ax1.set(
-        yscale="log",
-        xlabel="pair index i",
-        ylabel="frequency θ_i (radians per token)",
-        title="Frequencies fall geometrically with the pair index",
-    )
-    ax2.plot(pair, wavelengths, "o", ms=3, color=BLUE, label="wavelength 2π/θ_i")
-    ax2.axhline(context_length, color=VERMILION, ls="--", label=f"context: {context_length:,} tokens")
-    ax2.axhline(seqlen, color=BLACK, ls=":", label=f"this prompt: {seqlen} tokens")
-    ax2.set(
+    fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
+    ax.plot(range(len(wavelengths)), wavelengths, "o", ms=3, color=BLUE, label="wavelength 2π/θ_i")
+    ax.axhline(context_length, color=VERMILION, ls="--", label=f"context: {context_length:,} tokens")
+    ax.axhline(seqlen, color=BLACK, ls=":", label=f"this prompt: {seqlen} tokens")
+    ax.set(
         yscale="log",
         xlabel="pair index i",
         ylabel="wavelength (tokens per full turn)",
         title="Slow pairs never complete a turn within the context",
     )
-    ax2.legend(loc="upper left")
+    ax.legend(loc="upper left")
     return fig
 
 
