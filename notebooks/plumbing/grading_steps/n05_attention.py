@@ -216,7 +216,7 @@ STEPS = [
         "heads side by side, then wo",
         "output_concatenated: the heads of output side by side, [seqlen, n_heads * head_dim] bf16, in Meta's order.\n"
         "wo: layer 0's attention.wo weight. attention_output: output_concatenated times wo transposed, [seqlen, dim] bf16.",
-        "output_concatenated：output 的各头并排，[seqlen, n_heads * head_dim] bf16，顺序与 Meta 相同。\n"
+        "output_concatenated：output 的各头拼接，[seqlen, n_heads * head_dim] bf16，顺序与 Meta 相同。\n"
         "wo：第 0 层的 attention.wo 权重。attention_output：output_concatenated 乘以 wo 的转置，[seqlen, dim] bf16。",
         "{'output': output, 'output_concatenated': output_concatenated, 'attention_output': attention_output}",
         output_projection,
