@@ -220,7 +220,7 @@ NOTEBOOKS = {
             ),
             "logits": (_tensor("logits", "[17, 128256]", "float32", "[seqlen, vocab_size]"), _short("logits", "[17, 128256] float32")),
             "next": (
-                [("next token", "name"), ("[1] int64", "mono"), ("with Meta's weights:", "note"), ('"42"', "name")],
+                [("next token", "name"), ("[] int64", "mono"), ("with Meta's weights:", "note"), ('"42"', "name")],
                 [("next token", "name"), ("Meta's weights:", "note"), ('"42"', "name")],
             ),
         },
