@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -134,15 +135,23 @@ def test_every_page_from_disk(browser, site, executed, zh_stems):
     assert not found, "\n".join(found)
 
 
+#: Full-page screenshots of every page in build/site-screenshots/, to look at (the GitHub workflow uploads them): only
+#: with LLAMA3_SCREENSHOTS=1, since they take about as long as the checks themselves.
+TAKE_SHOTS = os.environ.get("LLAMA3_SCREENSHOTS") == "1"
+
+
 def test_every_page_from_a_local_server(browser, server, site, executed, zh_stems):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SHOTS.glob("*.png"):
-        old.unlink()
-    found = check_every_page(browser, server, site, executed, SHOTS)
-    found += check_every_page(browser, server, site, executed, SHOTS, zh_stems, "zh_CN")
+    shots = SHOTS if TAKE_SHOTS else None
+    if shots:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for old in SHOTS.glob("*.png"):
+            old.unlink()
+    found = check_every_page(browser, server, site, executed, shots)
+    found += check_every_page(browser, server, site, executed, shots, zh_stems, "zh_CN")
     assert not found, "\n".join(found)
-    assert all((SHOTS / f"{s}.png").stat().st_size > 0 for s in STEMS)
-    assert all((SHOTS / f"{ZH}_{s}.png").stat().st_size > 0 for s in zh_stems)
+    if shots:
+        assert all((SHOTS / f"{s}.png").stat().st_size > 0 for s in STEMS)
+        assert all((SHOTS / f"{ZH}_{s}.png").stat().st_size > 0 for s in zh_stems)
 
 
 @pytest.mark.parametrize("where", ["disk", "server"])
@@ -163,7 +172,7 @@ def test_search_finds_the_rope_notebook(browser, site, server, where, lang, quer
     page.goto(base + f"search.html?q={query}", wait_until="load")
     page.wait_for_function("document.querySelector('#search-results .search-summary, #search-results p')", timeout=20_000)
     hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(a => a.getAttribute('href'))")
-    if where == "server":
+    if where == "server" and TAKE_SHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"search_{lang}.png"), full_page=True)
     context.close()
