@@ -19,7 +19,8 @@
     and the hints for a step that failed (:mod:`plumbing.grading_hints`); ``--json`` prints the report as JSON.
     Exit status 0 when every step passed, 1 otherwise. ``--step`` prints
     one step's line and exits 0 when it passed: the notebook runs once, its report is kept in ``build/grading/``
-    under the notebook's SHA-256 for the next ``--step`` (GitHub Classroom's one test per step)
+    under the SHA-256 of the notebook and of the weights it ran on, for the next ``--step`` (GitHub Classroom's one
+    test per step)
 ``grade FOLDER [--out DIR]``
     grade every submission in ``FOLDER`` (``FOLDER/<student>/NN_name.ipynb`` or ``FOLDER/<student>_NN_name.ipynb``)
     into ``DIR/grades.csv`` and ``DIR/feedback/<student>.md`` (:mod:`plumbing.gradebook`); ``DIR`` defaults to
@@ -32,6 +33,7 @@ Errors print one line starting with ``error:`` and exit with status 2.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -40,11 +42,11 @@ from .checkpoint import open_checkpoint
 from .errors import Llama3Error
 from .inputs import DEFAULT_PROMPT
 from .params import MODELS
-from .paths import STANDIN_DIR, STANDIN_MARKER, display_path
+from .paths import REPO_ROOT, STANDIN_DIR, STANDIN_MARKER, display_path
 from .standin import build_standin, standin_complete, standin_params
 from .tokenizer import encode_prompt, load_tokenizer, tokenizer_path
 from .tokenizer_child import tokenize_command
-from .weights import is_default_standin, is_standin, resolve_dir, standin_model
+from .weights import find_weights, is_default_standin, is_standin, resolve_dir, standin_model
 
 
 def check_weights_report(folder: str | os.PathLike | None = None) -> str:
@@ -163,12 +165,11 @@ def _build_smollm2(args: list[str]) -> int:
 
 def _grade(args: list[str]) -> int:
     """``grade NOTEBOOK [--json | --step GRADE_ID]`` or ``grade FOLDER [--out DIR]``: 0 when every step passed."""
-    import hashlib
     import json
 
     from .gradebook import default_out, grade_folder, hints_for
     from .grading import Report, Result, grade
-    from .paths import REPO_ROOT, atomic_write
+    from .paths import atomic_write
 
     usage = (
         "usage: python -m plumbing grade path/to/student.ipynb [--json | --step GRADE_ID], or "
@@ -217,7 +218,7 @@ def _grade(args: list[str]) -> int:
         return 0 if report.points == report.max_points else 1
     if not path.is_file():
         raise Llama3Error(f"no notebook at {display_path(path)}; give the path of the student's .ipynb file")
-    cached = REPO_ROOT / "build" / "grading" / f"{hashlib.sha256(path.read_bytes()).hexdigest()}.json"
+    cached = report_cache(path)
     if cached.is_file():
         data = json.loads(cached.read_text(encoding="utf-8"))
         report = Report(data["notebook"], data["series"], [Result(**r) for r in data["steps"]])
@@ -235,6 +236,21 @@ def _grade(args: list[str]) -> int:
         + "".join(f"\n  hint: {hint}" for hint in hints_for(r))
     )
     return 0 if r.status == "passed" else 1
+
+
+def report_cache(path: Path) -> Path:
+    """Where ``grade --step`` keeps the report of the notebook at ``path``: under ``build/grading/``, named by the
+    SHA-256 of the notebook's bytes, of the weights' folder and of their params.json (or config.json), so that a report
+    graded on other weights is never reused.
+
+    Raises:
+        Llama3Error: no weights to grade on (:func:`plumbing.weights.find_weights`).
+    """
+    weights = find_weights()
+    key = hashlib.sha256()
+    for part in (path.read_bytes(), str(weights.folder.resolve()).encode(), weights.config_path.read_bytes()):
+        key.update(hashlib.sha256(part).digest())
+    return REPO_ROOT / "build" / "grading" / f"{key.hexdigest()}.json"
 
 
 def _model_name(name: str) -> str:

@@ -295,6 +295,22 @@ def test_cli_and_json(tmp_path, small_weights):
     assert result.returncode == 2 and "has no step 'nope'" in result.stderr
 
 
+def test_a_kept_report_is_keyed_by_the_notebook_and_the_weights(tmp_path, small_dir, monkeypatch):
+    """grade --step reuses a report only for the same notebook bytes on the same weights: a report of the small
+    checkpoint (as the tests grade) is never read back for the stand-in, nor one notebook's for another's."""
+    from plumbing.cli import report_cache
+
+    a, b = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    a.write_text("{}", encoding="utf-8")
+    b.write_text("{ }", encoding="utf-8")
+    monkeypatch.delenv("LLAMA3_DIR", raising=False)
+    on_standin = report_cache(a)
+    assert report_cache(a) == on_standin and report_cache(b) != on_standin
+    monkeypatch.setenv("LLAMA3_DIR", str(small_dir))
+    assert report_cache(a) not in (on_standin, report_cache(b))
+    assert on_standin.parent == plumbing.paths.REPO_ROOT / "build" / "grading"
+
+
 def test_classroom_workflow_is_up_to_date_with_one_test_per_step():
     import yaml
 
