@@ -1,6 +1,6 @@
 """Build the course site (``make html``) with Sphinx, MyST-NB and sphinx-book-theme from the executed notebooks.
 
-    python tools/build_site.py                     # build/NN_*.ipynb -> site/ (English) and site/zh/ (中文), after `make run`
+    python tools/build_site.py                     # build/NN_*.ipynb -> site/ (English) and site/zh/ (Chinese), after `make run`
     python tools/build_site.py --src notebooks     # the committed notebooks, which carry their outputs
 
 Two editions, built from the same executed notebooks: English in ``--out`` and Chinese in ``--out``/zh/.
@@ -98,7 +98,7 @@ def sphinx_command(
     reported; ``-q`` unless ``verbose``. ``other`` describes the other edition for the links between them
     (tools/book/editions.py); the edition's own settings follow its ``-D language``.
     """
-    settings = [("language", edition.language), *edition.settings]
+    settings = [("language", edition.language), *edition.sphinx_settings()]
     if other:
         settings.append(("llama3_other_edition", json.dumps(other, ensure_ascii=False)))
     command = [

@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 import classroom
+import interface
 import plumbing
 import student
 from plumbing.grading_steps import STEPS
@@ -107,10 +108,18 @@ __pycache__/
 .ipynb_checkpoints/
 """
 
+#: The README's line for Chinese learners, always in Chinese (interface.po, ``classroom.readme``)
+WORDS = interface.Words(
+    "classroom",
+    {
+        "readme": "The Chinese edition's notebooks are in `notebooks/zh/`; GitHub Classroom grades the English files in "
+        '`notebooks/` (see "What to do" below).'
+    },
+)
 README = """\
 # Llama 3, step by step: your assignment
 
-中文版的笔记本在 `notebooks/zh/`；GitHub Classroom 评分的是 `notebooks/` 中的英文版文件（见下文“What to do”）。
+{chinese}
 
 You rebuild Meta-Llama-3-8B one step at a time, in the notebooks `notebooks/NN_*.ipynb` ({notebooks}).
 Each notebook explains a step of the model; some of its code cells are yours to write.
@@ -191,7 +200,8 @@ def readme() -> str:
     """The template's README.md, for learners."""
     steps = [s for series in plumbing.series_notebooks() for s in STEPS.get(series.stem[:2], [])]
     names = ", ".join(p.stem for p in plumbing.series_notebooks())
-    return README.format(notebooks=names, steps=len(steps), points=sum(s.points for s in steps))
+    chinese = WORDS["zh_CN"]["readme"]
+    return README.format(notebooks=names, steps=len(steps), points=sum(s.points for s in steps), chinese=chinese)
 
 
 def write_template(folder: Path) -> None:
@@ -244,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         classroom_template(args.out)
-    except (TemplateError, student.StudentError) as e:
+    except (TemplateError, student.StudentError, plumbing.Llama3Error) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     files = sum(1 for p in args.out.rglob("*") if p.is_file())

@@ -13,6 +13,9 @@ entry is not used, and ``check`` reports it. The translated notebooks are genera
 hand: code cells, outputs and metadata are the English notebook's, so they run under nbval with the
 English outputs, and so are the markdown cells' attachments (the figures). Catalogues are read and
 written with Babel (``babel.messages``), the gettext library Sphinx itself uses.
+
+The tools' own words are in one more catalogue, ``interface.po`` (tools/interface.py): ``extract`` adds there what
+the code asks for, and ``check`` reports its entries that are missing, fuzzy or no longer asked for.
 """
 
 from __future__ import annotations
@@ -105,24 +108,28 @@ def catalogue_like(old: Catalog, lang: str) -> Catalog:
 
 
 def extract(notebook: Path, lang: str = "zh_CN") -> Catalog:
-    """The catalogue for ``notebook``: every markdown cell, with the translations already known.
+    """The catalogue for ``notebook``: every markdown cell, with the translations already known."""
+    cells = [(cell.id, cell.source) for cell in markdown_cells(nbformat.read(notebook, as_version=4))]
+    return updated(read_catalogue(catalogue_path(notebook, lang), lang), cells, lang)
 
-    A cell whose English text changed keeps its old translation marked fuzzy (not used until checked).
+
+def updated(old: Catalog, messages: list[tuple[str, str]], lang: str) -> Catalog:
+    """A catalogue of ``messages`` (context, English), with ``old``'s translations.
+
+    A message whose English changed keeps its old translation marked fuzzy (not used until checked).
     """
-    nb = nbformat.read(notebook, as_version=4)
-    old = read_catalogue(catalogue_path(notebook, lang), lang)
     by_context = {m.context: m for m in old if m.id}
     new = catalogue_like(old, lang)
-    for cell in markdown_cells(nb):
-        known = old.get(cell.source, context=cell.id)
+    for context, english in messages:
+        known = old.get(english, context=context)
         if known is not None:
-            new.add(cell.source, known.string, context=cell.id, flags=known.flags)
+            new.add(english, known.string, context=context, flags=known.flags)
             continue
-        before = by_context.get(cell.id)
+        before = by_context.get(context)
         if before is not None and before.string:  # the English changed: keep the translation for review
-            new.add(cell.source, before.string, context=cell.id, flags={"fuzzy"}, previous_id=before.id)
+            new.add(english, before.string, context=context, flags={"fuzzy"}, previous_id=before.id)
         else:
-            new.add(cell.source, "", context=cell.id)
+            new.add(english, "", context=context)
     return new
 
 
@@ -187,10 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = [
         nb for nb in plumbing.series_notebooks() if not args.notebooks or any(nb.name.startswith(k) or nb.stem == k for k in args.notebooks)
     ]
+    import interface  # the tools' own words (interface.po); it imports this module
+
     if args.command == "extract":
         for nb in notebooks:
             write_catalogue(extract(nb, args.lang), catalogue_path(nb, args.lang))
             print(f"wrote {catalogue_path(nb, args.lang).relative_to(ROOT)}")
+        write_catalogue(interface.extract(args.lang), interface.path(args.lang))
+        print(f"wrote {interface.path(args.lang).relative_to(ROOT)}")
         return 0
     if args.command == "build":
         try:
@@ -204,12 +215,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         return 0
-    found = [p for nb in notebooks for p in problems(nb, args.lang)]
+    found = [p for nb in notebooks for p in problems(nb, args.lang)] + interface.problems(args.lang)
     for nb in notebooks:
         dest = edition_path(nb, args.lang)
         if not found and (not dest.exists() or dest.read_text(encoding="utf-8") != notebook_text(nb, args.lang)):
             found.append(f"{dest.relative_to(ROOT)} is not up to date (run `python tools/i18n.py build`)")
-    print("\n".join(found) if found else "every notebook is translated and its edition is up to date")
+    print("\n".join(found) if found else "every notebook and interface.po are translated and the edition is up to date")
     return 1 if found else 0
 
 

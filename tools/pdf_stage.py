@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+import interface
 from site_stage import EDITIONS, REPO_ROOT, Edition, source_files, stage_files, translated
 
 __all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title_page", "print_files", "stage", "repository"]
@@ -23,9 +24,10 @@ __all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title
 #: cells that belong to Colab and not to paper (tools/colab.py writes them into every notebook)
 LEFT_OUT_CELLS = ("colab-link", "colab-setup")
 
-#: the title page's and the printed labels' words in each edition
-WORDS = {
-    "en": {
+#: the title page's and the printed labels' words in each edition (Chinese: interface.po, ``pdf.<key>``)
+WORDS = interface.Words(
+    "pdf",
+    {
         "title": "Llama 3, step by step",
         "subtitle": "Meta-Llama-3-8B rebuilt one operation at a time, from text to the next token and on to generated text",
         "about": "The {n} notebooks of the series with the outputs of their run, the solutions of the exercises "
@@ -41,23 +43,9 @@ WORDS = {
         "solution": "Solution",
         "deep_dives": "Deep dives (optional)",
         "colon": ": ",
+        "full_stop": ".",
     },
-    "zh_CN": {
-        "title": "Llama 3, step by step · 中文版",
-        "subtitle": "逐个运算重建 Meta-Llama-3-8B：从文本到下一个词元，再到生成的文本",
-        "about": "本系列的 {n} 个笔记本，附运行输出、练习解答和深入探讨。每个笔记本都可以在代码仓库中运行：",
-        "weights": "输出来自",
-        "standin": "合成替身权重（synthetic stand-in）：随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重"
-        "（形状、数据类型和每一项检查都与真实模型相同，数值不同）",
-        "left_out": "尚未收入中文版（请先阅读英文版）：{names}。",
-        "licence": "文字和图片采用 CC BY 4.0，代码采用 Apache-2.0；Llama 3, step by step 的作者。Meta 的 Llama 3 "
-        "权重和 tokenizer.model 受 Llama 3 社区许可协议约束，不包含在本文档中。",
-        "contents": "目录",
-        "solution": "解答",
-        "deep_dives": "深入探讨（选读）",
-        "colon": "：",
-    },
-}
+)
 
 
 def print_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -105,7 +93,7 @@ def title_page(edition: Edition, runs: list[dict], left_out: list[str], reposito
     if described:
         lines.append(
             f'<p class="llama3-weights">{html.escape(words["weights"] + words["colon"])}'
-            f"{html.escape('; '.join(described))}{'。' if edition.language == 'zh_CN' else '.'}</p>"
+            f"{html.escape('; '.join(described))}{words['full_stop']}</p>"
         )
     if left_out:
         lines.append(f"<p>{html.escape(words['left_out'].format(names=', '.join(left_out)))}</p>")

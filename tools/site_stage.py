@@ -40,6 +40,7 @@ import nbformat
 
 import attachments
 import i18n
+import interface
 import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -60,10 +61,11 @@ class Edition:
 
     language: str  # Sphinx's language
     folder: str  # where it goes inside the site: "" (the root) or "zh"
-    label: str  # the words of the link to it from the other edition
+    name: str  # its name in English; :attr:`label` is the name in its own language
     lang: str  # its HTML language tag
     index: str  # its home page in tools/book/
     settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
+    copyright: str = ""  # conf.py's copyright line (English), translated into the edition's language (none: conf.py's)
     errata: str = ""  # its errata page in docs/
     instructor: str = ""  # its instructor guide in docs/
     overview: str = ""  # its one-page overview of the whole path in docs/
@@ -71,6 +73,17 @@ class Edition:
     platforms: str = ""  # its page on where to run the series in docs/: each platform, Binder, Google Colab
     performance: str = ""  # its page of measured time and memory in docs/
     publishing: str = ""  # its page on the course site and the other make commands in docs/
+
+    @property
+    def label(self) -> str:
+        """The words of the link to it from the other edition: its name in its own language (interface.po; raises
+        plumbing.Llama3Error when that lacks it, as :func:`sphinx_settings` does)."""
+        return interface.text("edition.name", self.name, self.language)
+
+    def sphinx_settings(self) -> list[tuple[str, str]]:
+        """Its Sphinx settings, ``-D`` pairs after ``language``: its copyright line, translated, then :attr:`settings`."""
+        own = [("copyright", interface.text("edition.copyright", self.copyright, self.language))] if self.copyright else []
+        return own + list(self.settings)
 
 
 #: The pages of docs/ on the site, after the notebooks in this order: each is ``docs/<page>`` in every edition, and
@@ -82,13 +95,11 @@ EDITIONS = {
     "zh_CN": Edition(
         "zh_CN",
         "zh",
-        "中文版",
+        "Chinese edition",
         "zh-CN",
         "index.zh_CN.md",
-        settings=(
-            ("copyright", "Llama 3, step by step 的作者；文字和图片采用 CC BY 4.0，代码采用 Apache-2.0"),
-            ("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}"),  # its launch links: notebooks/zh/
-        ),
+        settings=(("llama3_notebooks", f"notebooks/{i18n.EDITIONS['zh_CN']}"),),  # its launch links: notebooks/zh/
+        copyright="the Llama 3, step by step authors; text and figures CC BY 4.0, code Apache-2.0",
         **{page: f"{page}.zh-CN.md" for page in DOC_PAGES},
     ),
 }
@@ -248,7 +259,7 @@ WIDE_BREAK = re.compile(f"(?<=[{WIDE}])[ \\t]*\\n[ \\t]*(?=[{WIDE}])")
 
 def errata_link(m: re.Match, edition: Edition) -> str:
     """A link from a page of docs/ to one of :data:`DOC_PAGES`: to the other language's file
-    (``[中文版](errata.zh-CN.md)``), as a link to that page in the other edition of the site (which this
+    (``[Chinese](errata.zh-CN.md)``), as a link to that page in the other edition of the site (which this
     edition's Sphinx does not know); to this language's, as the page's staged name (``errata.md``)."""
     for page in DOC_PAGES:
         if getattr(edition, page) == m["target"]:

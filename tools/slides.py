@@ -52,6 +52,7 @@ from pathlib import Path
 
 import nbformat
 
+import interface
 import plumbing
 from site_stage import EDITIONS, REPO_ROOT, SiteError, edition_notebook
 from slides_cut import CUTS, SlidesError, load_cuts, sections_table
@@ -89,7 +90,7 @@ def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
     for cell in out.cells:
         step = steps.get(cell.get("id"))
         if step is not None and cell.cell_type == "code":
-            cell.source = stub(cell, step.task if language == "en" else step.task_zh)
+            cell.source = stub(cell, interface.task(step, language))
             cell.metadata["llama3_stub"] = True
     return out
 

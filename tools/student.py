@@ -37,6 +37,7 @@ from pathlib import Path
 
 import nbformat
 
+import interface
 import plumbing
 from plumbing.grading import NOT_ATTEMPTED, solution_region, stub
 from plumbing.grading_steps import STEPS
@@ -47,29 +48,25 @@ OUT = NOTEBOOKS / "student"
 #: (language, folder of the series' notebooks, folder of the student edition)
 EDITIONS = (("en", NOTEBOOKS, OUT), ("zh", NOTEBOOKS / "zh", OUT / "zh"))
 
-NOTE = {
-    "en": (
-        "**Student edition.** The {n} code cells that raise `NotImplementedError` are yours to write: in each, "
+#: The note under the title, the note that stands in for the deep dives (which show the code of the graded steps),
+#: and a step's points, in each language (Chinese: interface.po, ``student.<key>``)
+WORDS = interface.Words(
+    "student",
+    {
+        "note": "**Student edition.** The {n} code cells that raise `NotImplementedError` are yours to write: in each, "
         "the comments say what to compute; write it in their place, and delete the `raise` line. The checks after them "
         "tell you when a step is right. To grade the notebook (in the repository): "
         "`make grade NOTEBOOK=notebooks/student/{path}`; it runs the notebook and checks each step against Meta's "
-        "reference code: {steps}."
-    ),
-    "zh": (
-        "**学生版。** 会抛出 `NotImplementedError` 的 {n} 个代码单元格由你来写：每个单元格中的注释写明要计算什么；"
-        "把代码写在那里，并删掉 `raise` 那一行。其后的检查会告诉你这一步是否正确。评分（在仓库中）："
-        "`make grade NOTEBOOK=notebooks/student/{path}`，它运行笔记本，并用 Meta 的参考代码逐步检查：{steps}。"
-    ),
-}
+        "reference code: {steps}.",
+        "deep_dives": "## Deep dives\n\nThis notebook's deep dives are in the series' notebook and on the course site: "
+        "they write the graded steps again, so read them once your steps pass.",
+        "point": " ({n} point)",
+        "points": " ({n} points)",
+    },
+    languages=("en", "zh"),
+)
 #: The heading of a notebook's last section, "## Deep dives" ("## 深入探讨 · Deep dives")
 DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$", re.M)
-#: What stands in the student edition for the deep dives, which show the code of the graded steps
-DEEP_DIVES_NOTE = {
-    "en": "## Deep dives\n\nThis notebook's deep dives are in the series' notebook and on the course site: they write "
-    "the graded steps again, so read them once your steps pass.",
-    "zh": "## 深入探讨 · Deep dives\n\n本笔记本的深入探讨在完整系列的笔记本和课程网站中：其中会再次写出评分步骤的代码，"
-    "所以请在你的步骤都通过之后再去读。",
-}
 #: The lines that say where the exercises' solutions are (both languages)
 SOLUTION_LINE = re.compile(
     r"^.*(\*\*Solution\*\*|\*\*解答\*\*|followed by its solution|hidden below its exercise"
@@ -95,11 +92,15 @@ def student_notebook(nb, number: str, language: str, path: str):
         StudentError: see the module's docstring.
     """
     steps = {s.cell: s for s in STEPS.get(number, [])}
+    try:
+        words = WORDS[language]
+    except plumbing.Llama3Error as e:
+        raise StudentError(f"{path}: {e}") from None
     out = copy.deepcopy(nb)
     cells, seen = [], set()
     deep = next((i for i, c in enumerate(out.cells) if c.cell_type == "markdown" and DEEP_DIVES.match(c.source)), len(out.cells))
     if deep < len(out.cells):  # the deep dives write the steps again: they stay in the series
-        note = nbformat.v4.new_markdown_cell(DEEP_DIVES_NOTE[language])
+        note = nbformat.v4.new_markdown_cell(words["deep_dives"])
         note.id = "student-deep-dives"
         out.cells = out.cells[:deep] + [note]
     for cell in out.cells:
@@ -123,7 +124,7 @@ def student_notebook(nb, number: str, language: str, path: str):
                         )
                     )
                 try:
-                    cell.source = stub(cell, step.task if language == "en" else step.task_zh)
+                    cell.source = stub(cell, interface.task(step, language))
                 except plumbing.Llama3Error as e:
                     raise StudentError(f"{path}: cell {cell.get('id')}: {e}") from None
                 cell.metadata.pop("llama3", None)  # the markers say where the learner's lines are
@@ -132,9 +133,8 @@ def student_notebook(nb, number: str, language: str, path: str):
     missing = sorted(set(steps) - seen)
     if missing:
         raise StudentError(f"{path}: the graded cells {', '.join(missing)} are missing")
-    unit = {"en": lambda n: f" ({n} point{'s' * (n != 1)})", "zh": lambda n: f"（{n} 分）"}[language]
-    titles = ", ".join(f"`{s.grade_id}`{unit(s.points)}" for s in STEPS.get(number, []))
-    note = nbformat.v4.new_markdown_cell(NOTE[language].format(n=len(steps), path=path, steps=titles or "none"))
+    titles = ", ".join(f"`{s.grade_id}`" + words["point" if s.points == 1 else "points"].format(n=s.points) for s in STEPS.get(number, []))
+    note = nbformat.v4.new_markdown_cell(words["note"].format(n=len(steps), path=path, steps=titles or "none"))
     note.id = "student-note"
     cells.insert(1, note)
     out.cells = cells

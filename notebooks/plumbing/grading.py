@@ -84,8 +84,9 @@ class Step:
         grade_id: nbgrader's ``grade_id`` of the cell, e.g. ``"03-mean-square"`` (notebook number first).
         cell: the cell's id in the series' notebook (and in the student edition, which keeps ids).
         title: what the step computes, for the report.
-        task: what the learner writes, for the student edition's stub (English).
-        task_zh: the same in Chinese, for the Chinese student edition.
+        task: what the learner writes, for the student edition's stub (English; the Chinese student edition's is in
+            locale/zh_CN/LC_MESSAGES/interface.po, context ``task <grade_id>``, which tools/interface.py reads: this
+            package ships without locale/, in GitHub Classroom's template).
         capture: a Python expression evaluated in the student's kernel after ``after``: a dict of the
             values the check needs (tensors, numbers, lists, dicts of those).
         check: ``check(values, context) -> list[str]``: the problems found (empty: passed). It must use
@@ -104,7 +105,6 @@ class Step:
     cell: str
     title: str
     task: str
-    task_zh: str
     capture: str
     check: Callable[[dict, Context], list[str]]
     after: str | None = None

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 import classroom_template
+import interface
 import plumbing
 import student
 from plumbing.grading import solution_region
@@ -106,7 +107,7 @@ def test_template_holds_the_student_edition_the_grader_and_its_workflow(template
             for s in STEPS.get(series.stem[:2], []):
                 region, _, _ = solution_region(cells[s.cell])
                 assert region.endswith("raise NotImplementedError()"), (series.name, s.grade_id)
-                assert (s.task if language == "en" else s.task_zh).split("\n")[0] in region
+                assert interface.task(s, language).split("\n")[0] in region
 
 
 def test_workflow_grades_every_step_of_the_templates_notebooks(template):

@@ -30,15 +30,22 @@ HERE = Path(__file__).resolve().parent
 LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh", "launch_links", "home_links"]
 
 
-def load_local_extension(name: str) -> None:
-    """Register ``HERE/name.py`` as module ``name``, so that Sphinx (and the other extensions) import it by name."""
+#: The tools' modules that the extensions import: the site's words in each language (interface.py, which reads
+#: locale/zh_CN/LC_MESSAGES/interface.po with i18n.py).
+TOOLS = ["i18n", "interface"]
+
+
+def load_local_extension(name: str, folder: Path = HERE) -> None:
+    """Register ``folder/name.py`` as module ``name``, so that Sphinx (and the other extensions) import it by name."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
 
 
+for _name in TOOLS:
+    load_local_extension(_name, HERE.parent)
 for _name in LOCAL_EXTENSIONS:
     load_local_extension(_name)
 
@@ -53,7 +60,7 @@ extensions = [
     "weights_banner",  # which weights a page's outputs come from, read from the notebook's metadata
     "solutions",  # exercise solutions collapsed, code and output
     "deep_dives",  # the "Deep dives" section of a notebook, collapsed
-    "editions",  # the link to the same page in the other edition (English <-> 中文)
+    "editions",  # the link to the same page in the other edition (English <-> Chinese)
     "search_zh",  # Chinese search by pairs of characters (Sphinx's needs the package jieba)
     "launch_links",  # Colab and Binder links on every page, to the edition's notebooks in the repository
     "home_links",  # the home pages' link to the repository and to the slide decks of the build's notebooks

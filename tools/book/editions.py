@@ -1,10 +1,10 @@
-"""Sphinx extension: the site's two editions, English and 中文 (Chinese), link to each other.
+"""Sphinx extension: the site's two editions, English and Chinese, link to each other.
 
 tools/build_site.py builds the English edition into ``site/`` and the Chinese one into ``site/zh/``
 and tells each about the other through the configuration value ``llama3_other_edition``, a JSON text
 (so that ``python -m sphinx -D llama3_other_edition=...`` can set it)::
 
-    {"label": "中文版", "lang": "zh-CN", "root": "zh/", "pages": ["index", "notebooks/01_tokenization", ...]}
+    {"label": "English", "lang": "en", "root": "../", "pages": ["index", "notebooks/01_tokenization", ...]}
 
 ``root`` is the other edition's folder relative to this edition's root and ``pages`` its page names.
 Every page gets a link in the sidebar (template ``_templates/language-switch.html``) to the same page
@@ -17,7 +17,8 @@ a toctree that leaves out its entries that are no page of the build (the errata 
 one): Sphinx warns of an empty ``:glob:`` in a way that ``suppress_warnings`` cannot silence.
 
 The labels that the site's own extensions write (solutions, deep dives, banner, launch menu) are looked up with
-:func:`label` in the build's language.
+:func:`label` in the build's language: :data:`LABELS`, English here and translated in
+``locale/zh_CN/LC_MESSAGES/interface.po`` (tools/interface.py, contexts ``site.<key>``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from sphinx.application import Sphinx
 from sphinx.directives.other import TocTree
 from sphinx.util.docutils import SphinxDirective
 
-#: The site's own words in each edition (Sphinx and the theme translate theirs).
-LABELS = {
-    "en": {
+import interface
+
+#: The site's own words in each edition (Sphinx and the theme translate theirs); Chinese: interface.po, ``site.<key>``.
+LABELS = interface.Words(
+    "site",
+    {
         "show_solution": "Show the solution",
         "hide_solution": "Hide the solution",
         "show_deep_dives": "Show the deep dives",
@@ -44,19 +48,7 @@ LABELS = {
         "launch_on": "Launch on {}",
         "left_out": ("Not yet in this edition:", " these notebooks are in the other edition only: ", ", ", "."),
     },
-    "zh_CN": {
-        "show_solution": "显示解答",
-        "hide_solution": "隐藏解答",
-        "show_deep_dives": "展开深入探讨",
-        "show_code": "显示代码",
-        "hide_code": "隐藏代码",
-        "optional": "（选读）",
-        "other_edition": "本页的其他语言版本",
-        "launch": "在线运行笔记本",
-        "launch_on": "在 {} 上运行",
-        "left_out": ("尚未收入中文版：", "以下笔记本的翻译还不完整，请先阅读英文版：", "、", "。"),
-    },
-}
+)
 
 
 def language(app: Sphinx) -> str:

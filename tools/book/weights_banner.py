@@ -7,7 +7,7 @@ A page run on real weights says so in a banner of its own colour; a prompt other
 is shown, since the text describes the default prompt's tokens. The home page carries a banner when
 any notebook of the site ran on real weights. A notebook without that metadata (never run by
 tools/run_notebooks.py) is a warning, which tools/build_site.py turns into an error. The banner's words
-are in the build's language (``BANNERS``, keyed like editions.LABELS).
+are in the build's language (``BANNERS``, keyed like editions.LABELS; the Chinese in interface.po).
 """
 
 from __future__ import annotations
@@ -19,14 +19,17 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+import interface
 import plumbing
 from editions import language
 
 logger = logging.getLogger(__name__)
 
-#: language -> kind of banner -> (headline, text); ``prompt`` is the line shown for a prompt other than the default.
-BANNERS = {
-    "en": {
+#: kind of banner -> (headline, text) in each language (Chinese: interface.po, ``banner.<kind>[i]``); ``prompt`` is
+#: the line shown for a prompt other than the default.
+BANNERS = interface.Words(
+    "banner",
+    {
         "standin": (
             "Run on the synthetic stand-in:",
             "random weights with {model}'s names, shapes and dtype, not Meta's weights. The values "
@@ -45,25 +48,7 @@ BANNERS = {
         ),
         "prompt": ("Prompt:", "(the text describes the default prompt's tokens)."),
     },
-    "zh_CN": {
-        "standin": (
-            "本页在合成替身权重（synthetic stand-in）上运行：",
-            "随机权重，张量名称、形状和数据类型与 {model} 相同，但不是 Meta 的权重。数值与真实模型不同；"
-            "形状、数据类型和每一项检查都相同。讲 SmolLM2-135M-Instruct 的小节运行的是一个训练过的小模型（不是 Llama 3）。",
-        ),
-        "real": (
-            "本页在真实权重上运行：",
-            "{description}。本页的输出来自真实的 Llama 3 检查点，而不是合成替身权重；"
-            "这些输出受 Meta 的 Llama 3 社区许可协议（Llama 3 Community License）约束。",
-        ),
-        "site": (
-            "本站由真实权重的运行结果构建：",
-            "{total} 个笔记本中有 {n} 个在真实的 Llama 3 检查点上运行，而不是在合成替身权重上；每一页都注明了所用的权重。",
-        ),
-        "prompt": ("提示词：", "（正文描述的是默认提示词的词元）。"),
-    },
-}
-STANDIN, REAL, SITE_REAL = (BANNERS["en"][k] for k in ("standin", "real", "site"))
+)
 
 
 def run_of(source: str) -> dict | None:

@@ -167,8 +167,6 @@ STEPS = [
         "the ranks of tokenizer.model",
         "mergeable_ranks: a dict from each token's bytes (the first field of a line of `lines`, base64-decoded)\n"
         "to its rank (the second field, as an int): 128,000 entries.",
-        "mergeable_ranks：一个 dict，把每个词元的字节（`lines` 中一行的第一个字段，经 base64 解码）\n"
-        "映射到它的 rank（第二个字段，转为 int）：共 128,000 项。",
         "{'mergeable_ranks': mergeable_ranks}",
         mergeable_ranks,
         shortcuts=READERS,
@@ -180,9 +178,6 @@ STEPS = [
         "bpe_merge(piece: bytes, ranks: dict, lookup_whole=True, trace=None) -> list: the whole piece's rank if\n"
         "lookup_whole and it is a token; else one part per byte, merging the neighbour pair of lowest rank (the leftmost\n"
         "on a tie) while one is a token, appending (rank, list(parts)) to trace after each merge; the parts' ranks.",
-        "bpe_merge(piece: bytes, ranks: dict, lookup_whole=True, trace=None) -> list：若 lookup_whole 为真且整个片段\n"
-        "是一个词元，返回 [它的 rank]；否则每个字节各成一部分，只要还有相邻的一对是词元，就合并 rank 最小的那一对（相同时\n"
-        "取最左边的），trace 不为 None 时每次合并后向它追加 (rank, list(parts))；返回各部分的 rank。",
         f"(lambda ranks: {{'ids': [bpe_merge(p, ranks) for p in {PIECES!r}], "
         f"'merge_only': [bpe_merge(p, ranks, lookup_whole=False) for p in {MERGE_ONLY!r}], "
         f"'trace': (lambda t: [bpe_merge({MERGE_ONLY[0]!r}, ranks, lookup_whole=False, trace=t), t][1])([])}})"
@@ -198,9 +193,6 @@ STEPS = [
         "encode(text: str, bos: bool = True) -> list: the ids of Meta's Tokenizer.encode(text, bos=bos, eos=False):\n"
         "bos_id first when bos is true, then tokenizer's ids of text, with text that looks like a special token\n"
         "encoded as plain text (rule 2).",
-        "encode(text: str, bos: bool = True) -> list：给出与 Meta 的 Tokenizer.encode(text, bos=bos, eos=False) 相同的\n"
-        "id：bos 为真时 bos_id 在最前面，然后是 tokenizer 对 text 编码得到的 id，其中形如特殊词元的文本按普通文本\n"
-        "编码（规则 2）。",
         f"{{'tokenizer': tokenizer, 'prompt': inputs.prompt, 'token_ids': token_ids, "
         f"'bos': [encode(t, bos=True) for t in {TEXTS!r}], 'no_bos': [encode(t, bos=False) for t in {TEXTS!r}]}}",
         encode,

@@ -74,8 +74,6 @@ STEPS = [
         "one row of the table per token",
         "token_embeddings_unnormalized: for each position m, row tokens[m] of tok_embeddings_weight;\n"
         "shape [seqlen, dim], dtype bf16 (the table's).",
-        "token_embeddings_unnormalized：对每个位置 m，取 tok_embeddings_weight 的第 tokens[m] 行；\n"
-        "形状 [seqlen, dim]，dtype 为 bf16（与嵌入表相同）。",
         "{'tokens': tokens, 'token_embeddings_unnormalized': token_embeddings_unnormalized}",
         lookup,
         shortcuts=SHORTCUTS,
@@ -88,8 +86,6 @@ STEPS = [
         "the lookup as a one-hot product",
         "toy_one_hot: the one-hot rows of toy_tokens over the 6 ids of toy_table, float32, shape [4, 6].\n"
         "toy_x: toy_one_hot times toy_table as a matrix product, shape [4, 4].",
-        "toy_one_hot：toy_tokens 在 toy_table 的 6 个 id 上的独热行，float32，形状 [4, 6]。\n"
-        "toy_x：toy_one_hot 与 toy_table 的矩阵乘积，形状 [4, 4]。",
         "{'toy_tokens': toy_tokens, 'toy_table': toy_table, 'toy_one_hot': toy_one_hot, 'toy_x': toy_x, 'probe': "
         "__import__('plumbing.grading_steps.n02_embedding_lookup', fromlist=['_']).follows_one_hot(globals(), _i)}",
         one_hot_product,

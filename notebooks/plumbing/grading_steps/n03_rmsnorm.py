@@ -100,7 +100,6 @@ STEPS = [
         "float32 rows and their mean square",
         "x_float: token_embeddings_unnormalized in float32.\n"
         "mean_square: the mean of x_float's squares over each token's dim numbers, shape [seqlen, 1].",
-        "x_float：token_embeddings_unnormalized 转为 float32。\nmean_square：每个词元 dim 个数的平方的均值，形状 [seqlen, 1]。",
         "{'x': token_embeddings_unnormalized, 'x_float': x_float, 'mean_square': mean_square}",
         mean_square,
         shortcuts=SHORTCUTS,
@@ -113,8 +112,6 @@ STEPS = [
         "1/RMS and the divided rows",
         "inv_rms: one number per token, 1/RMS, with epsilon added where Meta's RMSNorm adds it (norm_eps from\n"
         "params.json: inputs.params). normed_float: each token's row of x_float scaled by its inv_rms.",
-        "inv_rms：每个词元一个数，即 1/RMS，ε 加在 Meta 的 RMSNorm 加它的地方（norm_eps 取自\n"
-        "params.json：inputs.params）。normed_float：x_float 的每个词元的行乘以它的 inv_rms。",
         "{'x_float': x_float, 'mean_square': mean_square, 'inv_rms': inv_rms, 'normed_float': normed_float}",
         inv_rms,
         shortcuts=SHORTCUTS,
@@ -126,7 +123,6 @@ STEPS = [
         "back to bf16, then the gain",
         "normed: normed_float rounded back to the input's dtype, bf16 (Meta: type_as).\n"
         "token_embeddings: normed times the gain attention_norm_weight.",
-        "normed：把 normed_float 舍入回输入的数据类型 bf16（Meta：type_as）。\ntoken_embeddings：normed 乘以增益 attention_norm_weight。",
         "{'x': token_embeddings_unnormalized, 'normed_float': normed_float, 'normed': normed, 'token_embeddings': token_embeddings}",
         gain,
         shortcuts=SHORTCUTS,
@@ -138,8 +134,6 @@ STEPS = [
         "RMSNorm as one function",
         "The body of rms_norm(x, weight, norm_eps): section 4's steps for rows x of any shape [..., dim] and dtype:\n"
         "float32, times 1/RMS over the last axis (with the argument norm_eps), back to x's dtype, times weight.",
-        "rms_norm(x, weight, norm_eps) 的函数体：对任意形状 [..., dim]、任意数据类型的行 x 做第 4 节的步骤：\n"
-        "转为 float32，沿最后一个轴乘以 1/RMS（用参数 norm_eps），转回 x 的数据类型，再乘以 weight。",
         "__import__('plumbing.grading_steps.n03_rmsnorm', fromlist=['function_values']).function_values(rms_norm)",
         function,
         shortcuts=SHORTCUTS,

@@ -98,8 +98,6 @@ STEPS = [
         "queries and keys, split into heads",
         "xq: token_embeddings times wq transposed (Meta's nn.Linear), viewed as [seqlen, n_heads, head_dim] bf16.\n"
         "xk: the same with wk, viewed as [seqlen, n_kv_heads, head_dim] bf16.",
-        "xq：token_embeddings 乘以 wq 的转置（Meta 的 nn.Linear），再 view 为 [seqlen, n_heads, head_dim] bf16。\n"
-        "xk：用 wk 做同样的运算，再 view 为 [seqlen, n_kv_heads, head_dim] bf16。",
         "{'token_embeddings': token_embeddings, 'xq': xq, 'xk': xk}",
         projections,
         inputs=("token_embeddings",),
@@ -112,9 +110,6 @@ STEPS = [
         "Return the head_dim/2 frequencies theta_i = theta ** (-2i / head_dim), i = 0 .. head_dim/2 - 1:\n"
         "a float32 tensor of shape [head_dim/2], theta_0 = 1 first. In Meta's order, as the check compares bits:\n"
         "the exponents 2i / head_dim in float32, theta raised to them, then 1 divided by that.",
-        "返回 head_dim/2 个频率 theta_i = theta ** (-2i / head_dim)，i = 0 .. head_dim/2 - 1：\n"
-        "形状为 [head_dim/2] 的 float32 张量，第一个是 theta_0 = 1。按 Meta 的运算顺序（检查逐位比较）：\n"
-        "先在 float32 中算出指数 2i / head_dim，再求 theta 的这些次幂，最后用 1 除以结果。",
         "{'theta': float(inputs.params.rope_theta), 'head_dim': int(inputs.params.head_dim), "
         "'model': rope_frequencies(float(inputs.params.rope_theta), int(inputs.params.head_dim)), "
         "'other': rope_frequencies(10000.0, 64)}",
@@ -127,9 +122,6 @@ STEPS = [
         "t: the positions 0 .. seqlen-1 in float32.\n"
         "angles: angles[m, i] = t[m] * freqs[i], [seqlen, head_dim/2] float32.\n"
         "freqs_cis: the complex numbers of length 1 and angle angles, [seqlen, head_dim/2] complex64.",
-        "t：位置 0 .. seqlen-1，float32。\n"
-        "angles：angles[m, i] = t[m] * freqs[i]，[seqlen, head_dim/2] float32。\n"
-        "freqs_cis：长度为 1、角度为 angles 的复数，[seqlen, head_dim/2] complex64。",
         "{'seqlen': len(inputs.tokens), 'freqs': freqs, 'angles': angles, 'freqs_cis': freqs_cis}",
         freqs_cis,
         inputs=("freqs",),
@@ -141,9 +133,6 @@ STEPS = [
         "q_head: head 0 of xq, [seqlen, head_dim] bf16. q_complex: q_head in float32, its adjacent pairs as\n"
         "complex numbers, [seqlen, head_dim/2] complex64. q_complex_rotated: row m of q_complex times freqs_cis[m].\n"
         "q_head_rotated: back to real pairs, flattened to [seqlen, head_dim], rounded to q_head's dtype (bf16).",
-        "q_head：xq 的第 0 个头，[seqlen, head_dim] bf16。q_complex：把 q_head 转为 float32，相邻的数对看作复数，\n"
-        "[seqlen, head_dim/2] complex64。q_complex_rotated：q_complex 的第 m 行乘以 freqs_cis[m]。\n"
-        "q_head_rotated：变回实数对，展平为 [seqlen, head_dim]，舍入回 q_head 的 dtype（bf16）。",
         "{'xq': xq, 'freqs_cis': freqs_cis, 'q_head': q_head, 'q_complex': q_complex, "
         "'q_complex_rotated': q_complex_rotated, 'q_head_rotated': q_head_rotated}",
         rotate_one_head,
@@ -157,9 +146,6 @@ STEPS = [
         "The body of apply_rotary_emb: x [seqlen, heads, head_dim] (any dtype) rotated as head 0 was: in float32,\n"
         "adjacent pairs as complex numbers, row m times freqs_cis[m] for every head, back to real pairs flattened\n"
         "to [seqlen, heads, head_dim], then x's dtype.",
-        "apply_rotary_emb 的函数体：把 x [seqlen, heads, head_dim]（任意 dtype）像第 0 个头那样旋转：转为 float32，\n"
-        "相邻数对看作复数，每个头的第 m 行乘以 freqs_cis[m]，变回实数对并展平为 [seqlen, heads, head_dim]，\n"
-        "再转回 x 的 dtype。",
         "{'xq': xq, 'xk': xk, 'freqs_cis': freqs_cis, 'xq_rotated': xq_rotated, 'xk_rotated': xk_rotated, 'probe': " + PROBE + "}",
         rotate_all_heads,
         inputs=("xq", "xk", "freqs_cis"),

@@ -148,8 +148,6 @@ STEPS = [
         "repeat_kv: key/value heads repeated",
         "The body of repeat_kv: x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim], each head\n"
         "repeated n_rep times in place (heads 0, 0, 0, 0, 1, ...), without repeat_interleave; x itself when n_rep == 1.",
-        "repeat_kv 的函数体：x [slen, n_kv_heads, head_dim] -> [slen, n_kv_heads * n_rep, head_dim]，每个头\n"
-        "原地重复 n_rep 次（头 0, 0, 0, 0, 1, ...），不用 repeat_interleave；n_rep == 1 时直接返回 x。",
         "{'xk_rotated': xk_rotated, 'xv': xv, 'keys': keys, 'values': values, 'probe': repeat_kv(torch.arange(24.0).view(2, 3, 4), 2)}",
         repeat_kv,
         shortcuts=("repeat_interleave",),
@@ -163,9 +161,6 @@ STEPS = [
         "xq_heads, keys_heads, values_heads: xq_rotated, keys, values with the heads first, [n_heads, seqlen, head_dim].\n"
         "scores: xq_heads times keys_heads transposed, divided by sqrt(head_dim), [n_heads, seqlen, seqlen] bf16;\n"
         'then show("scores", scores).',
-        "xq_heads、keys_heads、values_heads：把头的轴放到最前的 xq_rotated、keys、values，[n_heads, seqlen, head_dim]。\n"
-        "scores：xq_heads 乘以 keys_heads 的转置，再除以 sqrt(head_dim)，[n_heads, seqlen, seqlen] bf16；\n"
-        '然后 show("scores", scores)。',
         "{'xq_rotated': xq_rotated, 'keys': keys, 'values': values, 'xq_heads': xq_heads, 'keys_heads': keys_heads, "
         "'values_heads': values_heads, 'scores': scores}",
         scores,
@@ -180,7 +175,6 @@ STEPS = [
         "the causal mask on the scores",
         "mask: None for a single token; otherwise [seqlen, seqlen] bf16, -inf where n > m and 0 elsewhere.\n"
         "scores: the scores plus the mask, when there is one.",
-        "mask：只有一个词元时为 None；否则为 [seqlen, seqlen] bf16，n > m 处为 -inf，其余为 0。\nscores：有掩码时，分数加上掩码。",
         "{'seqlen': len(inputs.tokens), 'mask': mask, 'scores': scores, 'unmasked': "
         "__import__('plumbing.grading_steps.n05_attention', fromlist=['captured']).captured('05-scores', 'scores')}",
         causal_mask,
@@ -192,8 +186,6 @@ STEPS = [
         "softmax in float32: attention_weights",
         "attention_weights: the softmax of scores over the last axis (the keys n), computed in float32,\n"
         "rounded back to the dtype of xq_heads (bf16), [n_heads, seqlen, seqlen].",
-        "attention_weights：scores 沿最后一个轴（键 n）的 softmax，在 float32 中计算，\n"
-        "再舍入回 xq_heads 的 dtype（bf16），[n_heads, seqlen, seqlen]。",
         "{'scores': scores, 'attention_weights': attention_weights}",
         softmax,
         shortcuts=ATTENTION,
@@ -204,7 +196,6 @@ STEPS = [
         "8c4db7d2",
         "the weighted sum of the values",
         "output: attention_weights times values_heads, [n_heads, seqlen, head_dim] bf16.",
-        "output：attention_weights 乘以 values_heads，[n_heads, seqlen, head_dim] bf16。",
         "{'attention_weights': attention_weights, 'values_heads': values_heads, 'output': output}",
         weighted_sum,
         shortcuts=ATTENTION,
@@ -216,8 +207,6 @@ STEPS = [
         "heads side by side, then wo",
         "output_concatenated: the heads of output side by side, [seqlen, n_heads * head_dim] bf16, in Meta's order.\n"
         "wo: layer 0's attention.wo weight. attention_output: output_concatenated times wo transposed, [seqlen, dim] bf16.",
-        "output_concatenated：output 的各头拼接，[seqlen, n_heads * head_dim] bf16，顺序与 Meta 相同。\n"
-        "wo：第 0 层的 attention.wo 权重。attention_output：output_concatenated 乘以 wo 的转置，[seqlen, dim] bf16。",
         "{'output': output, 'output_concatenated': output_concatenated, 'attention_output': attention_output}",
         output_projection,
         shortcuts=ATTENTION,

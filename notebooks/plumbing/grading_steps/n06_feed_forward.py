@@ -74,8 +74,6 @@ STEPS = [
         "ffn_norm: RMSNorm of h",
         "ffn_norm_weight: layer 0's gain layers.0.ffn_norm.weight [dim] bf16 (read it with layer0).\n"
         "ffn_input: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
-        "ffn_norm_weight：第 0 层的增益 layers.0.ffn_norm.weight，[dim] bf16（用 layer0 读取）。\n"
-        "ffn_input：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
         "{'h': h, 'ffn_input': ffn_input}",
         ffn_norm,
         inputs=("h",),
@@ -87,8 +85,6 @@ STEPS = [
         "SiLU, written by hand",
         "The body of silu(x): x times sigmoid(x) = 1 / (1 + e^-x), computed in float32 and rounded once back to\n"
         "x's dtype (bf16 in, bf16 out). F.silu is what this step writes by hand.",
-        "silu(x) 的函数体：x 乘以 sigmoid(x) = 1 / (1 + e^-x)，在 float32 中计算，最后只舍入一次，\n"
-        "回到 x 的数据类型（输入 bf16，输出 bf16）。这一步就是要亲手写出 F.silu。",
         f"{{'probe': silu({SILU_PROBE})}}",
         silu,
         shortcuts=("silu",),
@@ -99,8 +95,6 @@ STEPS = [
         "gate and up projections",
         "gate and up: ffn_input projected to hidden_dim by w1 and by w3, as Meta's nn.Linear layers do\n"
         "(a weight is stored as [out_features, in_features]). Both [seqlen, hidden_dim] bf16.",
-        "gate 和 up：像 Meta 的 nn.Linear 层那样，用 w1 和 w3 把 ffn_input 投影到 hidden_dim\n"
-        "（权重按 [out_features, in_features] 存储）。两者都是 [seqlen, hidden_dim] bf16。",
         "{'ffn_input': ffn_input, 'gate': gate, 'up': up}",
         gate_up,
         inputs=("ffn_input",),
@@ -110,7 +104,6 @@ STEPS = [
         "388df375",
         "down projection: ffn_output",
         "ffn_output: gated projected back to dim by w2, as an nn.Linear layer does, [seqlen, dim] bf16.",
-        "ffn_output：像 nn.Linear 层那样，用 w2 把 gated 投影回 dim，[seqlen, dim] bf16。",
         "{'gated': gated, 'ffn_output': ffn_output}",
         ffn_output,
         inputs=("gated",),
@@ -120,7 +113,6 @@ STEPS = [
         "0e8dcc6d",
         "the residual connection",
         "layer_output: the feed-forward network's output added to the residual stream h, [seqlen, dim] bf16.",
-        "layer_output：把前馈网络的输出加回残差流 h，[seqlen, dim] bf16。",
         "{'h': h, 'ffn_output': ffn_output, 'layer_output': layer_output}",
         layer_output,
         inputs=("h", "ffn_output"),

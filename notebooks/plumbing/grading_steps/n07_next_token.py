@@ -84,9 +84,6 @@ STEPS = [
         "h: the embedding rows of tokens, [seqlen, dim] bf16, then passed through transformer_block(h, model, layer,\n"
         "freqs_cis, mask) for every layer, 0 ... n_layers - 1, in order (freqs_cis and mask: section 1's).\n"
         "residual_stream: a list of h before layer 0 and after each layer.",
-        "h：tokens 的嵌入行，[seqlen, dim] bf16，再按顺序依次经过第 0 … n_layers - 1 层的\n"
-        "transformer_block(h, model, layer, freqs_cis, mask)（freqs_cis 和 mask 取第 1 节中的）。\n"
-        "residual_stream：由第 0 层之前以及每一层之后的 h 组成的列表。",
         "{'tokens': tokens, 'h': h, 'residual_stream': residual_stream}",
         layers,
         points=2,
@@ -99,8 +96,6 @@ STEPS = [
         "the final norm",
         "norm_weight: the model's last gain norm.weight [dim] bf16 (read it with model.get).\n"
         "h_norm: h normalised with rms_norm, that gain and norm_eps, [seqlen, dim] bf16.",
-        "norm_weight：模型最后一个增益 norm.weight，[dim] bf16（用 model.get 读取）。\n"
-        "h_norm：用 rms_norm、这个增益和 norm_eps 对 h 做归一化，[seqlen, dim] bf16。",
         "{'h': h, 'h_norm': h_norm}",
         final_norm,
         inputs=("h",),
@@ -111,8 +106,6 @@ STEPS = [
         "the output projection: logits",
         "output_weight: output.weight, or tok_embeddings.weight when tied, [vocab_size, dim] bf16.\n"
         "logits: h_norm times output_weight transposed, then converted to float32: [seqlen, vocab_size].",
-        "output_weight：output.weight；tied 时为 tok_embeddings.weight，[vocab_size, dim] bf16。\n"
-        "logits：h_norm 乘以 output_weight 的转置，再转为 float32：[seqlen, vocab_size]。",
         "{'h_norm': h_norm, 'logits': logits}",
         logits,
         inputs=("h_norm",),
@@ -123,8 +116,6 @@ STEPS = [
         "probabilities and the greedy token",
         "probs: the softmax of the last position's logits, [vocab_size] float32.\n"
         "next_token: the id of the largest logit of the last position, a tensor of shape [] (greedy decoding).",
-        "probs：最后一个位置的 logits 的 softmax，[vocab_size] float32。\n"
-        "next_token：最后一个位置最大 logit 的 id，形状为 [] 的张量（贪心解码）。",
         "{'logits': logits, 'probs': probs, 'next_token': next_token}",
         next_token,
         inputs=("logits",),

@@ -305,8 +305,6 @@ STEPS = [
         "the key/value cache",
         "Write xk and xv into rows start_pos ... start_pos + seqlen - 1 of layer `layer`'s cache_k and cache_v;\n"
         "keys and values: rows 0 ... start_pos + seqlen - 1 of those caches, through repeat_kv.",
-        "把 xk 和 xv 写入第 `layer` 层 cache_k 和 cache_v 的第 start_pos … start_pos + seqlen - 1 行；\n"
-        "keys 和 values：这两个缓存的第 0 … start_pos + seqlen - 1 行，经过 repeat_kv。",
         "__import__('plumbing.grading_steps.n08_generation', fromlist=['kv_cache_values']).kv_cache_values(globals())",
         kv_cache,
         after="beba54b1",
@@ -318,8 +316,6 @@ STEPS = [
         "decode: one new position",
         "next_token: the id (an int) of the largest logit of the prefill's last position (greedy).\n"
         "step_logits: forward(model, ..., cache) on that one token at start_pos = seqlen, [1, vocab_size] float32.",
-        "next_token：预填充最后一个位置上最大 logit 的 id（int，贪心）。\n"
-        "step_logits：对这一个词元、在 start_pos = seqlen 处调用 forward(model, ..., cache)，[1, vocab_size] float32。",
         "__import__('plumbing.grading_steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
         decode,
     ),
@@ -331,10 +327,6 @@ STEPS = [
         "tokens (the prompt, then each chosen id) and chosen_from (the logits each id was chosen from: the last row of\n"
         "step's output). Each call of step gets only the tokens it has not seen yet, with start_pos the position of the\n"
         "first of them; stop after max_gen_len ids, at max_seq_len, or after a stop token (kept).",
-        "generate 的函数体，照 Meta 的循环：max_gen_len 为 None、0 或不小于 max_seq_len 时取 max_seq_len - 1；\n"
-        "tokens（提示词，再接上每个选出的 id）和 chosen_from（选出每个 id 所依据的 logits，即 step 输出的最后一行）。\n"
-        "每次调用 step 只输入它还没见过的词元，start_pos 为其中第一个词元的位置；生成 max_gen_len 个 id 后、到达\n"
-        "max_seq_len 时，或生成停止词元（保留它）后停止。",
         "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
         generate,
     ),
@@ -345,8 +337,6 @@ STEPS = [
         "The body of sample_top_p, as Meta's: sort probs from the most probable down; keep each id while the\n"
         "probabilities before it add up to at most p (the id that crosses p is kept); draw one kept id, in proportion\n"
         "to its probability (torch.multinomial); return its id in probs, an int.",
-        "sample_top_p 的函数体，照 Meta 的做法：把 probs 从最可能的开始排序；只要排在一个 id 前面的概率之和不超过 p，\n"
-        "就保留它（越过 p 的那个 id 也保留）；按概率从保留的 id 中抽取一个（torch.multinomial）；返回它在 probs 中的 id（int）。",
         "__import__('plumbing.grading_steps.n08_sampling', fromlist=['top_p_values']).top_p_values(sample_top_p)",
         top_p,
     ),
@@ -356,8 +346,6 @@ STEPS = [
         "temperature, then top-p",
         "The body of sampled_choice: the probabilities of last_logits divided by temperature (softmax, [vocab_size]\n"
         "float32), then one id drawn from them by sample_top_p with top_p, an int.",
-        "sampled_choice 的函数体：last_logits 除以 temperature 后的概率（softmax，[vocab_size] float32），\n"
-        "再用 sample_top_p 以 top_p 从中抽取一个 id（int）。",
         "__import__('plumbing.grading_steps.n08_sampling', fromlist=['temperature_values']).temperature_values(sampled_choice)",
         temperature,
     ),

@@ -1,0 +1,139 @@
+"""The tools' own words in each language: English in the code, the translations in ``interface.po``.
+
+The site's labels and banners, the PDF's title page, the student edition's notes and the graded steps' tasks
+are written in English where they are used; their translations are in the gettext catalogue
+``locale/<lang>/LC_MESSAGES/interface.po``, in the standard way: ``msgctxt`` names the place
+(``banner.standin[1]``, ``task 03-mean-square``), ``msgid`` is the English of the code, ``msgstr`` its
+translation. :func:`text` looks one up; a place's dictionary of words is a :class:`Words`, whose
+``words["zh_CN"]`` is looked up entry by entry. :func:`messages` lists what the code asks for:
+``python tools/i18n.py extract`` adds it to the catalogue (an entry whose English changed becomes fuzzy) and
+``python tools/i18n.py check`` reports what is missing, fuzzy or no longer asked for (:func:`problems`).
+
+The grader's package (``notebooks/plumbing``) reads nothing here: it ships without ``locale/`` (GitHub Classroom's
+template), so a step's Chinese task is looked up by the tools that write the Chinese student edition (:func:`task`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from babel.messages.catalog import Catalog, Message
+
+import i18n
+import plumbing
+
+#: the catalogue's name in each language's folder of locale/
+NAME = "interface.po"
+#: an edition's language as the tools name it -> its catalogue's language (the student edition's folder is "zh")
+LANGUAGES = {"zh_CN": "zh_CN", "zh": "zh_CN"}
+_catalogues: dict[tuple[Path, int], Catalog] = {}
+
+
+def path(lang: str = "zh_CN") -> Path:
+    return i18n.LOCALE_DIR / LANGUAGES[lang] / "LC_MESSAGES" / NAME
+
+
+def catalogue(lang: str = "zh_CN") -> Catalog:
+    """``interface.po`` of ``lang``, read once (again when the file changes); empty when there is none."""
+    file = path(lang)
+    key = (file, file.stat().st_mtime_ns if file.exists() else 0)
+    if key not in _catalogues:
+        _catalogues[key] = i18n.read_catalogue(file, LANGUAGES[lang])
+    return _catalogues[key]
+
+
+def problem(entry: Message | None) -> str:
+    """What makes ``entry`` unusable ("" when it is usable)."""
+    if entry is None:
+        return "has no entry for this English (new or changed: run `python tools/i18n.py extract`)"
+    if not entry.string:
+        return "is not translated"
+    return "is fuzzy: its English changed since it was translated" if entry.fuzzy else ""
+
+
+def text(context: str, english: str, lang: str = "zh_CN") -> str:
+    """``english``, a string of the tools' interface, in ``lang``: its ``msgstr`` under ``context`` (itself in English).
+
+    Raises:
+        plumbing.Llama3Error: ``interface.po`` has no usable entry (missing, empty or fuzzy) for ``context``.
+    """
+    if lang == "en":
+        return english
+    entry = catalogue(lang).get(english, context=context)
+    wrong = problem(entry)
+    if wrong:
+        raise plumbing.Llama3Error(f"{plumbing.display_path(path(lang))}: msgctxt {context!r} {wrong} ({english[:60]!r})")
+    return entry.string
+
+
+class Words(Mapping):
+    """One place's words in each language: ``words["en"]`` the English dictionary given, ``words["zh_CN"]`` the
+    same keys, each value looked up with :func:`text` under ``place.key`` (``place.key[i]`` for a tuple's i-th)."""
+
+    def __init__(self, place: str, english: dict[str, str | tuple[str, ...]], languages: tuple[str, ...] = ("en", "zh_CN")):
+        self.place, self.english, self.languages = place, english, languages
+
+    def __getitem__(self, lang: str) -> dict:
+        if lang not in self.languages:
+            raise KeyError(lang)
+        found = (text(context, english, lang) for context, english in self.messages())  # in the order of the keys
+        return {key: next(found) if isinstance(value, str) else tuple(next(found) for _ in value) for key, value in self.english.items()}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.languages)
+
+    def __len__(self) -> int:
+        return len(self.languages)
+
+    def messages(self) -> list[tuple[str, str]]:
+        """Its (msgctxt, msgid) pairs, in order."""
+        out = []
+        for key, value in self.english.items():
+            context = f"{self.place}.{key}"
+            out += [(context, value)] if isinstance(value, str) else [(f"{context}[{i}]", v) for i, v in enumerate(value)]
+        return out
+
+
+def task(step, lang: str) -> str:
+    """What the learner writes for the graded step ``step`` (``plumbing.grading.Step``), in ``lang``.
+
+    Raises:
+        plumbing.Llama3Error: see :func:`text` (context ``task <grade_id>``).
+    """
+    return text(f"task {step.grade_id}", step.task, lang)
+
+
+def messages() -> list[tuple[str, str]]:
+    """Every (msgctxt, msgid) that the code looks up: the :class:`Words` of the tools that have them, the
+    editions' names and copyright lines (tools/site_stage.py), and every graded step's task."""
+    import classroom_template
+    import pdf_stage
+    import site_stage
+    import student
+    from plumbing.grading_steps import STEPS
+
+    conf = importlib.util.spec_from_file_location("llama3_book_conf", site_stage.BOOK / "conf.py")
+    conf.loader.exec_module(importlib.util.module_from_spec(conf))  # registers the site's extensions by name
+    modules = [sys.modules["editions"], sys.modules["weights_banner"], pdf_stage, student, classroom_template]
+    out = [m for module in modules for words in vars(module).values() if isinstance(words, Words) for m in words.messages()]
+    for e in (e for e in site_stage.EDITIONS.values() if e.language != "en"):  # Edition.label, Edition.sphinx_settings
+        out += [("edition.name", e.name)] + ([("edition.copyright", e.copyright)] if e.copyright else [])
+    return out + [(f"task {s.grade_id}", s.task) for steps in STEPS.values() for s in steps]
+
+
+def problems(lang: str = "zh_CN") -> list[str]:
+    """What ``interface.po`` lacks: an entry of :func:`messages` missing, empty or fuzzy; an entry nothing asks for."""
+    asked = messages()
+    name = plumbing.display_path(path(lang))
+    found = catalogue(lang)
+    out = [f"{name}: msgctxt {c!r} {problem(found.get(e, context=c))}" for c, e in asked if problem(found.get(e, context=c))]
+    unused = [m.context for m in found if m.id and (m.context, m.id) not in set(asked)]
+    return out + [f"{name}: msgctxt {c!r} is asked for by no code (run `python tools/i18n.py extract`)" for c in unused]
+
+
+def extract(lang: str = "zh_CN") -> Catalog:
+    """``interface.po`` with what the code asks for now, and the translations already known (see ``i18n.updated``)."""
+    return i18n.updated(catalogue(lang), messages(), LANGUAGES[lang])
