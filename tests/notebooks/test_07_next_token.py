@@ -158,7 +158,8 @@ def test_small_model_without_grouping_with_scaled_rope(run_notebook, small_mha_d
 @pytest.mark.parametrize("prompt", ["short"])
 def test_standin_logits_bitwise_equal_to_meta(run_notebook, standin_dir, prompt):
     """Meta-Llama-3-8B's shapes, 32 layers, the stand-in's values: Meta's Transformer.forward, bitwise. (The default
-    prompt is the notebook's own visible check, "logits vs Meta's Transformer.forward", which strict nbval runs.)"""
+    prompt is the notebook's own visible checks, h against Meta's last block then logits against its output, which
+    strict nbval runs.)"""
     text = {"short": "The capital of France is"}[prompt]
     export = run_notebook("07", prompt=text)
     check_against_meta(export, meta_logits(standin_dir, prompt_tokens(text)))
