@@ -202,6 +202,9 @@ def tiny_editions(tmp_path_factory) -> Path:
     (docs / "errata.zh-CN.md").write_text(
         "# 勘误\n\nEnglish: [errata.md](errata.md)\n\n见[小页面](../notebooks/zh/01_tiny.ipynb)和\n这一行。\n", encoding="utf-8"
     )
+    interface = Path("zh_CN", "LC_MESSAGES", "interface.po")  # the tools' own words: the project's, as they are
+    (folder / "locale" / interface).parent.mkdir(parents=True)
+    shutil.copyfile(i18n.LOCALE_DIR / interface, folder / "locale" / interface)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(i18n, "LOCALE_DIR", folder / "locale")
         catalogue = i18n.extract(folder / "01_tiny.ipynb")
