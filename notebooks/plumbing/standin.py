@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from collections.abc import Callable
 
+from .errors import Llama3Error
 from .params import LLAMA3_8B_PARAMS, MODELS, TIED_EMBEDDINGS, ModelParams
-from .paths import STANDIN_DIR, STANDIN_MARKER, atomic_write
+from .paths import STANDIN_DIR, STANDIN_MARKER, atomic_write, display_path
 from .tokenizer import default_tokenizer_path
 
 STANDIN_SEED = 20240418  # Meta-Llama-3-8B's release date; any fixed number would do
@@ -40,6 +42,19 @@ def _torch_saver(obj) -> Callable[[Path], None]:
             torch.save(obj, f)
 
     return write
+
+
+def _check_free_space(target: Path, tensors: dict) -> None:
+    """Raise :class:`Llama3Error` unless ``target``'s disk has room for ``tensors`` (each storage once) plus 1 %."""
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors.values()}
+    need = sum(storages.values()) * 101 // 100
+    target.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(target).free
+    if free < need:
+        raise Llama3Error(
+            f"the stand-in needs {need / 1e9:.2f} GB and the disk holding {display_path(target)} has {free / 1e9:.2f} GB free: "
+            "free some space (or build it elsewhere with --out DIR) and run the build again"
+        )
 
 
 def standin_pool_layout(params: ModelParams) -> tuple[int, dict[str, int]]:
@@ -120,7 +135,6 @@ def standin_params(model: str = "Meta-Llama-3-8B", n_layers: int | None = None) 
     Raises:
         Llama3Error: an unknown model, or ``n_layers`` not between 1 and the model's number of layers.
     """
-    from .errors import Llama3Error
 
     if model not in MODELS:
         raise Llama3Error(f"No stand-in for {model!r}; the models are {', '.join(MODELS)}.")
@@ -144,7 +158,7 @@ def build_standin(
     atomically; the marker is written last, so an interrupted build is rebuilt next time.
 
     Raises:
-        Llama3Error: an unknown ``model`` or a bad ``n_layers`` (:func:`standin_params`).
+        Llama3Error: an unknown ``model`` or a bad ``n_layers`` (:func:`standin_params`); too little free disk space.
     """
     raw = standin_params(model, n_layers)
     target = Path(target)
@@ -164,6 +178,7 @@ def build_standin(
     params = ModelParams.from_dict(raw)
     tensors = standin_tensors(params, seed)
     done()
+    _check_free_space(target, tensors)
     atomic_write(target / "consolidated.00.pth", _torch_saver(tensors))
     del tensors
     done()

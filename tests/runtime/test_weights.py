@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -144,6 +145,14 @@ def test_interrupted_standin_build_leaves_nothing_loadable(tmp_path, monkeypatch
         plumbing.build_standin(tmp_path / "s", progress=False)
     assert list((tmp_path / "s").iterdir()) == []
     assert not plumbing.standin_complete(tmp_path / "s")
+
+
+def test_standin_build_on_a_full_disk_says_so_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(plumbing.standin, "standin_tensors", lambda params, seed: {"tok_embeddings.weight": torch.zeros(1000, 1000)})
+    monkeypatch.setattr(plumbing.standin.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 10**6, 10**6))
+    with pytest.raises(Llama3Error, match=r"needs 0\.00 GB .* has 0\.00 GB free: free some space"):
+        plumbing.build_standin(tmp_path / "s", progress=False)
+    assert list((tmp_path / "s").iterdir()) == []
 
 
 # --------------------------------------------------------------------------- bad input
