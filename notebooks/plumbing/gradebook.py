@@ -23,14 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import Llama3Error
-from .grading_hints import HINTS
+from .grading_hints import HINTS, MATCHES, SHORTCUT
 
 if TYPE_CHECKING:
     from .grading import Report
 
 COLUMNS = ("student", "notebook", "grade_id", "title", "status", "points", "max_points")
-#: The statuses whose feedback shows the grader's message and the step's hints.
-HINTED = ("failed", "shortcut")
 
 
 @dataclass
@@ -183,8 +181,14 @@ def write_csv(path: Path, graded: list[Graded]) -> None:
 
 
 def hints_for(result) -> tuple[str, ...]:
-    """The hints of a :class:`~plumbing.grading.Result`'s step when it failed or took a shortcut, else ()."""
-    return HINTS.get(result.grade_id, ()) if result.status in HINTED else ()
+    """The hints for a :class:`~plumbing.grading.Result`: for a failed step, those of its step that its message
+    matches (:data:`~plumbing.grading_hints.MATCHES`), or all of them; for a shortcut, the shortcut's; else ()."""
+    if result.status == "shortcut":
+        return (SHORTCUT,)
+    if result.status != "failed":
+        return ()
+    hints = HINTS.get(result.grade_id, ())
+    return tuple(h for h in hints if h in MATCHES and MATCHES[h].search(result.detail or "")) or hints
 
 
 def deep_dives_elsewhere(result, series: str) -> str:

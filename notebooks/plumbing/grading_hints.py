@@ -2,11 +2,17 @@
 
 ``HINTS[grade_id]`` holds the hints of the §6 rows whose mistake is made in that step's solution lines (a ``|``
 that the table escapes as ``\\|`` is a plain ``|`` here). A row whose mistake no graded step can make (it is made
-in a cell the learner does not write, or in a deep dive) is left out. The feedback (:mod:`plumbing.gradebook`)
-shows them for a step that failed or took a shortcut.
+in a cell the learner does not write, or in a deep dive) is left out. :data:`MATCHES` gives the hints that belong
+to a mistake the grader's message names; :func:`plumbing.gradebook.hints_for` shows, for a failed step, the hints
+whose message matched, or all the step's hints when none did; for a shortcut, :data:`SHORTCUT` (§6's opening).
 """
 
 from __future__ import annotations
+
+import re
+
+#: The hint for a step taken by a shortcut (any step): docs/instructor.md §6, word for word.
+SHORTCUT = '"Write the step by hand, as its section does: the library function is what you are rebuilding"'
 
 HINTS: dict[str, tuple[str, ...]] = {
     "01-bpe-merge": (  # textbook merge loop without tiktoken's whole-piece lookup
@@ -75,9 +81,16 @@ HINTS: dict[str, tuple[str, ...]] = {
     "08-kv-cache": ('"At which row does position `start_pos` go?"',),  # the cache written one row late
     "08-decode": ('"Which rows of `freqs_cis` does a decode step need?"',),  # the new token at the wrong position
     "08-generate": (
+        '"Is each new id the one `choose` returned, once per id?" (section 5)',  # the choice ignored, or drawn twice
         '"Does Meta\'s `generate` return the stop token it reached?" (section 5)',  # the stop token dropped
         '"Where does Meta\'s `generate` stop?" (section 5; deep dive "Meta\'s stopping rules")',  # no stop rule
     ),
     "08-top-p": ('"Is the token that crosses p kept?" (section 6)',),  # top-p that drops the token whose running sum crosses p
     "08-temperature": ('"Should a low temperature sharpen or flatten?" (section 6)',),  # the temperature multiplied
+}
+
+#: Hint -> a pattern of the grader's message for the mistake the hint is about (``re.search``).
+MATCHES: dict[str, re.Pattern] = {
+    HINTS["08-generate"][0]: re.compile(r"choose was called"),
+    HINTS["08-generate"][2]: re.compile(r"stop_tokens is "),
 }

@@ -20,8 +20,9 @@ import pytest
 
 from grading_cases import cases
 from plumbing import Llama3Error, gradebook
+from plumbing.gradebook import hints_for
 from plumbing.grading import Report, Result
-from plumbing.grading_hints import HINTS
+from plumbing.grading_hints import HINTS, MATCHES, SHORTCUT
 from plumbing.grading_steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +80,23 @@ def test_hints_are_the_guides_word_for_word_and_keyed_by_real_steps():
             assert hint in hints[grade_id[:2]], f"{grade_id}: {hint!r} is no hint of notebook {grade_id[:2]}'s table"
     assert '"What does Meta\'s `encode` put first?" (deep dive "Forgetting `<|begin_of_text|>`")' in HINTS["01-encode"]
     assert {"03-mean-square", "03-inv-rms", "03-gain"} <= set(HINTS)
+
+
+def test_a_failed_step_gets_the_hints_its_message_names_and_a_shortcut_the_shortcut_hint():
+    guide = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
+    assert SHORTCUT in guide.split("\n## 6. ", 1)[1].split("\n### ", 1)[0].replace("\n", " ")
+    assert set(MATCHES) <= {hint for hints in HINTS.values() for hint in hints}
+    loop = HINTS["08-generate"]
+    choose, stop = (next(h for h in loop if word in h) for word in ("`choose`", "Where does"))
+
+    def hints(status, detail, grade_id="08-generate"):
+        return hints_for(Result(grade_id, "", status, 0, 1, detail))
+
+    assert hints("failed", "greedy, stop at 128001: choose was called 0 times for 5 new ids") == (choose,)
+    assert hints("failed", "stop_tokens is [128001, 128009], not Meta's Tokenizer.stop_tokens [128001, 128008, 128009]") == (stop,)
+    assert hints("failed", "greedy: new ids: 4 of 5 values differ") == loop  # no mistake named: every hint of the step
+    assert hints("shortcut", "calls F.rms_norm", "03-rms-norm") == (SHORTCUT,)
+    assert hints("passed", "") == hints("not attempted", "") == ()
 
 
 def test_student_names_and_the_two_layouts(tmp_path):

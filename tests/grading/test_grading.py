@@ -186,8 +186,8 @@ def test_bad_input_is_one_clear_error(tmp_path):
 
 
 def _loop_08(edits=()):
-    """Notebook 08's ``generate`` (the cell of 08-generate) with ``edits`` [(grade_id, old, new)] in its solution
-    lines, defined in this process."""
+    """The names notebook 08's cell of 08-generate defines (``stop_tokens``, ``generate``), with ``edits``
+    [(grade_id, old, new)] in its solution lines, defined in this process."""
     import types
 
     import torch
@@ -196,7 +196,7 @@ def _loop_08(edits=()):
     cell = next(c for c in edited(SERIES["08"], list(edits)).cells if c.get("id") == step.cell)
     namespace = {"torch": torch, "plumbing": plumbing, "rules": types.SimpleNamespace(stop_tokens=plumbing.LLAMA3_STOP_TOKENS)}
     exec(compile(cell.source, "08-generate", "exec"), namespace)  # noqa: S102 (the series' own cell)
-    return namespace["generate"]
+    return {name: namespace[name] for name in ("stop_tokens", "generate")}
 
 
 def judged(grade_id: str, namespace: dict) -> list[str]:
@@ -217,17 +217,18 @@ def judged(grade_id: str, namespace: dict) -> list[str]:
     return step.check(torch.load(saved, weights_only=False), None)
 
 
-def _problems_08(loop) -> list[str]:
-    """08-generate's problems for ``loop``."""
-    return judged("08-generate", {"generate": loop})
+def _problems_08(loop: dict) -> list[str]:
+    """08-generate's problems for ``loop`` (what :func:`_loop_08` returns)."""
+    return judged("08-generate", loop)
 
 
 @pytest.mark.slow  # 19 loops judged, each drawing from 128256 ids about 70 times
 def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch):
     """The notebook's loop passes 08-generate's probes, and so does each valid form alone; each further mistake of
-    the loop (the choice ignored or drawn twice, a stop set missing one of Meta's stop tokens, ...) fails them, and so
-    does the loop given a choice other than Meta's (the temperature multiplied, top-p keeping or dropping the wrong
-    token): the seeded probes are compared with Meta's own generate, not with the grader's choice."""
+    the loop (the choice ignored or drawn twice, a stop set missing one of Meta's stop tokens, the cell's own
+    stop_tokens edited, ...) fails them, and so does the loop given a choice other than Meta's (the temperature
+    multiplied, top-p keeping or dropping the wrong token): the seeded probes are compared with Meta's own generate,
+    not with the grader's choice."""
     import inspect
 
     import torch
@@ -242,6 +243,10 @@ def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch)
         assert _problems_08(_loop_08([edit])) == [], edit
     for edit in cases08.MORE_MISTAKES:
         assert _problems_08(_loop_08([edit])), edit
+    for stops in cases08.STOP_SET_MISTAKES:
+        found = _problems_08({**loop, "stop_tokens": stops})
+        shown = [int(t) for t in stops] if isinstance(stops, list) else "ValueError"
+        assert found and found[0].startswith(f"stop_tokens is {shown}"), found
     for where, old, new in cases08.CHOICE_MISTAKES:
         function = n08_sampling.sampled_choice if where == "sampled_choice" else plumbing.reference.meta_generation_code().sample_top_p
         source = inspect.getsource(function)

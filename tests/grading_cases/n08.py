@@ -45,6 +45,10 @@ MORE_MISTAKES = [
     ("08-generate", "min(len(prompt_tokens) + max_gen_len, max_seq_len)", "len(prompt_tokens) + max_gen_len"),
 ]
 
+#: The graded cell's own stop set edited (above its solution lines, so not an edit of them): the original release's,
+#: without <|eom_id|>. The grader's probes give the loop Meta's set; the cell's ``stop_tokens`` is judged too.
+STOP_SET_MISTAKES = [[128001, 128009], [128001, 128008, 128009, 128000], "128001, 128008, 128009"]
+
 #: Mistakes of the choice the grader gives the loop (where, old, new): in its ``sampled_choice`` or in Meta's
 #: ``sample_top_p`` it compiles (plumbing/grading_steps/n08_sampling.py): the seeded probes must tell each from Meta's
 #: ``generate``.

@@ -27,7 +27,9 @@ around ``Transformer.forward`` with the key/value caches of ``Attention`` (llama
     less, draw other ids;
   - the stop rule: ``stop_tokens = torch.tensor(self.tokenizer.stop_tokens)`` (Meta's ``Tokenizer``:
     ``<|end_of_text|>`` 128001, ``<|eom_id|>`` 128008, ``<|eot_id|>`` 128009) and ``torch.isin(next_token,
-    stop_tokens)``: the stop token is yielded, then the loop ends. Each stop token is forced, in turn, by a probe.
+    stop_tokens)``: the stop token is yielded, then the loop ends. Each stop token is forced, in turn, by a probe;
+    the probes give the loop Meta's set, so the notebook's own ``stop_tokens`` (set in the graded cell) is compared
+    with the checkpoint's ``Tokenizer.stop_tokens`` too.
 
 - top-p: the student's ``sample_top_p(probs, p)`` drawn :data:`DRAWS` times on each of :data:`TOP_P_CASES`, seeded:
   the ids drawn must be those Meta's ``sample_top_p`` keeps (``mask = probs_sum - probs_sort > p``), each about as
@@ -153,11 +155,17 @@ def decode_values(ns) -> dict:
     return {"logits": logits, "next_token": ns["next_token"], "step_logits": ns["step_logits"], "again": again}
 
 
-def generate_values(generate) -> dict:
+def generate_values(generate, stop_tokens=None) -> dict:
     """08-generate's capture, in the student's kernel: the student's ``generate`` around the constructed model for each
     of :data:`PROBES` (sampled ones just after ``torch.manual_seed(probe.seed)``): the ids, the logits chosen from,
-    the calls of the model and what each call of ``choose`` was given. The kernel's random state is restored after."""
+    the calls of the model and what each call of ``choose`` was given; and the notebook's ``stop_tokens`` (the cell
+    sets them), as ints. The kernel's random state is restored after."""
     import torch
+
+    try:
+        stops: object = [int(t) for t in stop_tokens]  # type: ignore[union-attr]
+    except Exception as e:  # None (not defined), or not a collection of ids
+        stops = f"{type(e).__name__}: {e}"
 
     meta_sample_top_p()  # read Meta's module here, not inside the student's loop
     runs: list[dict] = []
@@ -186,7 +194,7 @@ def generate_values(generate) -> dict:
                 runs.append({"error": f"{type(e).__name__}: {e}", "calls": calls})
                 continue
             runs.append({"ids": [int(i) for i in ids], "chosen_from": chosen_from, "calls": calls, "given": given})
-    return {"runs": runs}
+    return {"runs": runs, "stop_tokens": stops}
 
 
 def kv_cache(v, ctx):
@@ -266,8 +274,14 @@ def generate(v, ctx):
     import torch
 
     from ..reference import generate as meta_generate
+    from ..reference_generate import _generation_tokenizer
 
-    problems = []
+    # The notebook's own stop set, which the notebook passes to generate: Meta's Tokenizer.stop_tokens of the checkpoint.
+    expected = list(_generation_tokenizer(ctx.checkpoint).stop_tokens) if ctx is not None else STOP_TOKENS
+    if not isinstance(v.get("stop_tokens"), list) or sorted(v["stop_tokens"]) != sorted(expected):
+        problems = [f"stop_tokens is {v.get('stop_tokens')}, not Meta's Tokenizer.stop_tokens {expected}"]
+    else:
+        problems = []
     for probe, ours in zip(PROBES, v["runs"]):
         if "error" in ours:
             problems.append(f"{probe.name()}: generate raised {ours['error']} (after {len(ours['calls'])} calls of the model)")
@@ -327,7 +341,8 @@ STEPS = [
         "tokens (the prompt, then each chosen id) and chosen_from (the logits each id was chosen from: the last row of\n"
         "step's output). Each call of step gets only the tokens it has not seen yet, with start_pos the position of the\n"
         "first of them; stop after max_gen_len ids, at max_seq_len, or after a stop token (kept).",
-        "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values']).generate_values(generate)",
+        "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values'])"
+        ".generate_values(generate, globals().get('stop_tokens'))",
         generate,
     ),
     Step(
