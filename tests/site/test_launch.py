@@ -230,12 +230,13 @@ def colab_commands(source: str, clone_from: Path) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
+def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path, standin_dir):
     """The setup cell's commands, in a fresh virtual environment that holds torch (as Colab's runtime does).
 
-    torch is not reinstalled; nothing of JupyterLab, Sphinx, transformers or nbval is installed; the stand-in is
-    built in the clone, and SmolLM2; notebooks 01 and 03 then run in a kernel of that environment (``ipykernel``, ``nbclient``
-    and ``nbformat`` installed first: Colab has them).
+    torch is not reinstalled; nothing of JupyterLab, Sphinx, transformers or nbval is installed; the clone's package
+    finds the stand-in in the clone (make's, linked there: a second 2 GB build would prove nothing more), and builds
+    SmolLM2; notebooks 01 and 03 then run in a kernel of that environment (``ipykernel``, ``nbclient`` and ``nbformat``
+    installed first: Colab has them).
     """
     if not (ROOT / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout: the setup cell clones the repository")
@@ -258,8 +259,16 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path):
     before = run(["python", "-c", version], tmp_path, env, "torch")
     source = nbformat.read(plumbing.series_notebooks()[0], as_version=4).cells
     source = next(c.source for c in source if c.get("id") == colab.SETUP_ID)
+    outputs = {}
     for cmd in colab_commands(source.replace(colab.CLONE, str(clone)), ROOT):
-        run(cmd, tmp_path, env, " ".join(cmd))
+        outputs[" ".join(cmd[2:])] = run(cmd, tmp_path, env, " ".join(cmd))
+        if cmd[:2] == ["git", "clone"]:
+            # The stand-in make built, hard-linked into the clone: its build is tests/runtime/test_weights.py's, with
+            # the same pinned torch; here the clone's own package must find it in the clone's data/standin.
+            (clone / "data" / "standin").mkdir(parents=True)
+            for file in standin_dir.iterdir():
+                os.link(file, clone / "data" / "standin" / file.name)
+    assert outputs["plumbing build-standin"].strip() == "stand-in already built in data/standin", outputs
     assert run(["python", "-c", version], tmp_path, env, "torch") == before, "the setup cell reinstalled torch"
     installed = run(["python", "-m", "pip", "list", "--format=freeze"], tmp_path, env, "pip list").lower()
     for name in ("jupyterlab", "sphinx", "transformers", "nbval", "pytest"):
