@@ -81,13 +81,16 @@ def executed(path: Path) -> nbformat.NotebookNode:
 
 def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
     """``nb`` with each graded cell's code replaced by the student edition's stub (its outputs kept), marked
-    ``llama3_stub`` so that its slide shows it whole."""
+    ``llama3_stub`` so that its slide shows it whole; Meta's code of a graded step and the warm-ups as the student
+    edition has them (tools/student.py's ``withhold``)."""
     from plumbing.grading import stub
     from plumbing.grading_steps import STEPS
+    from student import withhold
 
     out = copy.deepcopy(nb)
     steps = {s.cell: s for s in STEPS.get(stem[:2], [])}
     for cell in out.cells:
+        withhold(cell, language)
         step = steps.get(cell.get("id"))
         if step is not None and cell.cell_type == "code":
             cell.source = stub(cell, interface.task(step, language))

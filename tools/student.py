@@ -12,6 +12,8 @@ Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb
 - in every graded cell (cell metadata ``nbgrader.solution``), the solution lines (metadata
   ``llama3.solution_lines``) become the step's task as comments (Chinese in the Chinese edition) and
   ``raise NotImplementedError()``, between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``;
+- Meta's code of a graded step, quoted in a markdown cell, goes, and a toy computation that would be a step's answer
+  becomes an ungraded warm-up: the cells the series marks ``llama3.student`` (:func:`withhold`);
 - the exercises stay, their solutions go (the cells tagged ``solution``, and the line that says where they are);
 - the deep dives go (they write the graded steps again): a note says where they are;
 - a note under the title says what to write and how to grade it (``make grade NOTEBOOK=...``);
@@ -62,9 +64,23 @@ WORDS = interface.Words(
         "they write the graded steps again, so read them once your steps pass.",
         "point": " ({n} point)",
         "points": " ({n} points)",
+        "withheld": "*Meta's code for this is left out of the student edition: it is the answer to this notebook's "
+        "graded steps. Section 4 says what to compute; the series' notebook shows the code.*",
+        "warm_up": "Warm-up, not graded:",
     },
     languages=("en", "zh"),
 )
+#: The warm-ups' tasks, by cell id (cell metadata ``llama3.student.warm_up``; Chinese: interface.po, ``warm_up.<id>``)
+WARM_UPS = interface.Words(
+    "warm_up",
+    {
+        "rms-08": "mean_square_small: the mean of the squares of each token's 3 numbers, shape (2, 3, 1);\n"
+        "rms_small: its square root; normed_small: x_small divided by sqrt(mean_square_small + inputs.params.norm_eps).",
+    },
+    languages=("en", "zh"),
+)
+#: A fenced code block of a markdown cell
+FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.M | re.S)
 #: The heading of a notebook's last section, "## Deep dives" ("## 深入探讨 · Deep dives")
 DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$", re.M)
 #: The lines that say where the exercises' solutions are (both languages)
@@ -77,6 +93,32 @@ SOLUTION_LINE = re.compile(
 
 class StudentError(Exception):
     """The student edition cannot be written; the message says which cell and why."""
+
+
+def withhold(cell, language: str) -> bool:
+    """Change ``cell`` as its metadata ``llama3.student`` asks, in place: ``{"withhold": "code"}`` on a markdown cell
+    replaces its fenced code blocks (Meta's code of a graded step) with one sentence; ``{"warm_up": [first, last]}``
+    on a code cell replaces those lines (counted from 1) with the warm-up's task (:data:`WARM_UPS`), as comments,
+    and ``raise NotImplementedError()``: not graded, the learner's first try. Returns whether it wrote a warm-up."""
+    asked = cell.get("metadata", {}).get("llama3", {}).pop("student", None)
+    if not asked:
+        return False
+    language = "zh" if language.startswith("zh") else "en"
+    if cell.cell_type == "markdown" and asked.get("withhold") == "code":
+        cell.source = FENCE.sub(WORDS[language]["withheld"], cell.source)
+    elif cell.cell_type == "code" and "warm_up" in asked:
+        first, last = asked["warm_up"]
+        lines = cell.source.split("\n")
+        task = [WORDS[language]["warm_up"], *WARM_UPS[language][cell.get("id")].split("\n")]
+        cell.source = "\n".join(lines[: first - 1] + [f"# {line}" for line in task] + ["raise NotImplementedError()"] + lines[last:])
+    else:
+        raise StudentError(
+            f"cell {cell.get('id')}: metadata llama3.student {asked} is neither a markdown cell's "
+            '{"withhold": "code"} nor a code cell\'s {"warm_up": [first, last]}'
+        )
+    if not cell.metadata["llama3"]:
+        del cell.metadata["llama3"]
+    return "warm_up" in asked
 
 
 def student_notebook(nb, number: str, language: str, path: str):
@@ -103,9 +145,12 @@ def student_notebook(nb, number: str, language: str, path: str):
         note = nbformat.v4.new_markdown_cell(words["deep_dives"])
         note.id = "student-deep-dives"
         out.cells = out.cells[:deep] + [note]
+    warm_ups = 0
     for cell in out.cells:
         if "solution" in cell.get("metadata", {}).get("tags", []):
             continue  # an exercise's solution
+        if withhold(cell, language):
+            warm_ups += 1
         if cell.cell_type == "markdown":
             cell.source = SOLUTION_LINE.sub("", cell.source)
             cell.source = cell.source.replace("/blob/main/notebooks/", "/blob/main/notebooks/student/")
@@ -134,7 +179,7 @@ def student_notebook(nb, number: str, language: str, path: str):
     if missing:
         raise StudentError(f"{path}: the graded cells {', '.join(missing)} are missing")
     titles = ", ".join(f"`{s.grade_id}`" + words["point" if s.points == 1 else "points"].format(n=s.points) for s in STEPS.get(number, []))
-    note = nbformat.v4.new_markdown_cell(words["note"].format(n=len(steps), path=path, steps=titles or "none"))
+    note = nbformat.v4.new_markdown_cell(words["note"].format(n=len(steps) + warm_ups, path=path, steps=titles or "none"))
     note.id = "student-note"
     cells.insert(1, note)
     out.cells = cells

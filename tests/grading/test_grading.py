@@ -114,6 +114,33 @@ def test_student_edition_has_stubs_and_no_solutions():
             assert f"notebooks/student/{'zh/' if language == 'zh' else ''}{SERIES[number].name}" in text
 
 
+def test_student_edition_leaves_out_metas_code_of_a_step_and_makes_toy_answers_warm_ups():
+    """The series' cells marked ``llama3.student`` (tools/student.py's ``withhold``): Meta's code quoted before a
+    step goes, a toy computation of a step's answer becomes an ungraded stub; 03's answer appears nowhere else."""
+    marked = 0
+    for number in GRADED:
+        series_cells = {c.id: c for c in nbformat.read(SERIES[number], as_version=4).cells}
+        for language, _source, target in student.EDITIONS:
+            cells = nbformat.read(target / SERIES[number].name, as_version=4).cells
+            assert not [c.id for c in cells if "student" in c.metadata.get("llama3", {})]
+            for cell in cells:
+                asked = series_cells.get(cell.id, {}).get("metadata", {}).get("llama3", {}).get("student")
+                if not asked:
+                    continue
+                marked += 1
+                if cell.cell_type == "markdown":
+                    assert "```" not in cell.source and student.WORDS[language]["withheld"] in cell.source
+                else:
+                    first, last = asked["warm_up"]
+                    for line in series_cells[cell.id].source.split("\n")[first - 1 : last]:
+                        assert line not in cell.source.split("\n"), (cell.id, line)
+                    assert "raise NotImplementedError()" in cell.source and "nbgrader" not in cell.metadata
+    assert marked >= 4, "03's quote of Meta's RMSNorm and its toy batch, in both editions"
+    for _language, _source, target in student.EDITIONS:
+        text = (target / SERIES["03"].name).read_text(encoding="utf-8")
+        assert "rsqrt(" not in text and "mean(-1, keepdim=True)" not in text
+
+
 def test_stub_and_solution_lines():
     cell = {"source": "a = 1\nb = a + 1\nprint(b)", "metadata": {"llama3": {"solution_lines": [2, 2]}}}
     assert grading.solution_region(cell) == ("b = a + 1", 1, 2)

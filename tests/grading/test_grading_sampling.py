@@ -77,7 +77,7 @@ def test_a_loop_that_raises_on_one_probe_names_that_probe():
         return tokens[len(prompt_tokens) :], torch.stack(chosen_from)
 
     step = next(s for s in STEPS["08"] if s.grade_id == "08-generate")
-    found = step.check(n08.generate_values(generate), None)
+    found = step.check(n08.generate_values(generate, n08.STOP_TOKENS), None)
     assert len(found) == 1 and "max_gen_len 0" in found[0] and "generate raised RuntimeError" in found[0], found
 
     def stub(*args):  # the student edition's loop, not written yet: the step stays "not attempted"
