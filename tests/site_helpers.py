@@ -185,3 +185,23 @@ TINY_ZH = {
     ),
     "### A second one\n\nText of the second deep dive.": "### 第二个\n\n第二个深入探讨的文字。",
 }
+
+
+#: a common laptop's window, and a narrow one (the theme folds the right-hand contents into a drawer below 1200 px)
+VIEWPORTS = [{"width": 1280, "height": 800}, {"width": 1024, "height": 768}]
+
+OVERFLOW = """() => {
+  const doc = document.documentElement;
+  const found = [];
+  if (doc.scrollWidth > doc.clientWidth + 1) found.push(`the page scrolls sideways: ${doc.scrollWidth} > ${doc.clientWidth}`);
+  for (const box of document.querySelectorAll('.bd-sidebar-secondary, .bd-sidebar-secondary nav.page-toc')) {
+    if (!box.checkVisibility()) continue;
+    if (box.scrollWidth > box.clientWidth + 1)
+      found.push(`the right-hand contents (${box.className}) scrolls sideways: ${box.scrollWidth} > ${box.clientWidth}`);
+    const right = box.getBoundingClientRect().right;
+    for (const a of box.querySelectorAll('a'))
+      if (a.checkVisibility() && a.getBoundingClientRect().right > right + 1)
+        found.push(`the entry "${a.textContent.trim().slice(0, 60)}" runs past the right-hand contents' edge`);
+  }
+  return {found, contents: [...document.querySelectorAll('.bd-sidebar-secondary nav.page-toc a')].filter(a => a.checkVisibility()).length};
+}"""

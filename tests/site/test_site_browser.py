@@ -1,7 +1,7 @@
-"""The course site in a real headless Chromium: every page from disk and from a local server, search, language links,
-folded solutions, the launch menu (the site is the one tests/site_helpers.py builds; Chromium as tests/site/test_site.py's
-docstring says; the ``browser`` fixture is in tests/conftest.py). A learner's rough edges in the same browser:
-tests/site/test_site_browser_learner.py."""
+"""The course site in a real headless Chromium: every page from disk (and whether it scrolls sideways) and from a
+local server, search, language links, folded solutions, the launch menu (the site is the one tests/site_helpers.py
+builds; Chromium as tests/site/test_site.py's docstring says; the ``browser`` fixture is in tests/conftest.py). A
+learner's rough edges in the same browser: tests/site/test_site_browser_learner.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 import build_site
 
-from site_helpers import READY, SHOTS, STEMS, ZH, DOC_PAGES, page_names, has_math, expected_outside_links
+from site_helpers import OVERFLOW, READY, SHOTS, STEMS, VIEWPORTS, ZH, DOC_PAGES, page_names, has_math, expected_outside_links
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -58,10 +58,12 @@ PAGE_STATE = """() => {
 }"""
 
 
-def open_page(browser, base: str, name: str, shot: Path | None = None, stems: list[str] = STEMS):
+def open_page(browser, base: str, name: str, shot: Path | None = None, stems: list[str] = STEMS, sideways: bool = False):
     """Open ``base + name``; return (problems, state): what is wrong with it (see the module docstring).
 
-    ``stems``: the notebooks that the sidebar must list, in order (the edition's).
+    ``stems``: the notebooks that the sidebar must list, in order (the edition's). ``sideways``: also whether the
+    page, or its right-hand contents, scrolls sideways at each of :data:`VIEWPORTS` (in the narrow one, with the
+    contents' drawer opened); ``state["contents"]`` counts the contents' entries seen.
     """
     from playwright.sync_api import Error as PlaywrightError
 
@@ -93,6 +95,16 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
         }
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
+    state["contents"], state["sideways"] = 0, []
+    for viewport in VIEWPORTS if sideways and "never ran" not in state["math"] else ():
+        page.set_viewport_size(viewport)
+        drawer = page.locator("button.secondary-toggle")
+        if not page.locator(".bd-sidebar-secondary").is_visible() and drawer.count() and drawer.first.is_visible():
+            drawer.first.click()
+            page.wait_for_timeout(400)  # the drawer slides in
+        measured = page.evaluate(OVERFLOW)
+        state["contents"] += measured["contents"]
+        state["sideways"] += [f"at {viewport['width']}x{viewport['height']}: {f}" for f in measured["found"]]
     context.close()
     found = [
         outside and f"requests outside the site: {outside}",
@@ -104,22 +116,34 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
         [i["src"] for i in state["images"] if not i["ok"]]
         and f"images that did not load: {[i['src'] for i in state['images'] if not i['ok']]}",
         [n for n in state["sidebar"] if re.match(r"\d\d_", n)] != [f"{s}.html" for s in stems] and f"the sidebar lists {state['sidebar']}",
+        *state["sideways"],
     ]
     return [f"{base}{name}: {f}" for f in found if f], state
 
 
 def check_every_page(
-    browser, base: str, site: Path, executed: Path, shots: Path | None, stems: list[str] = STEMS, lang: str = "en"
+    browser,
+    base: str,
+    site: Path,
+    executed: Path,
+    shots: Path | None,
+    stems: list[str] = STEMS,
+    lang: str = "en",
+    sideways: bool = False,
+    contents: list[int] | None = None,
 ) -> list[str]:
-    """Open every page of an edition (``stems``: its notebooks); what is wrong with them."""
+    """Open every page of an edition (``stems``: its notebooks); what is wrong with them (with ``sideways``, also
+    scrolling sideways: :func:`open_page`; the contents' entries seen are appended to ``contents``)."""
     found = []
     folder = build_site.EDITIONS[lang].folder
     prefix = f"{folder}_" if folder else ""
     for name in page_names(stems, DOC_PAGES[lang], folder):
         stem = Path(name).stem
         shot = shots / (f"{prefix}00_{stem}.png" if stem in ("index", "errata", "instructor") else f"{prefix}{stem}.png") if shots else None
-        problems, state = open_page(browser, base, name, shot, stems)
+        problems, state = open_page(browser, base, name, shot, stems, sideways)
         found += problems
+        if contents is not None:
+            contents.append(state["contents"])
         if stem in stems:
             if has_math(stem, executed) and not state["rendered"]:
                 found.append(f"{base}{name}: the page has mathematics but none was typeset")
@@ -130,8 +154,12 @@ def check_every_page(
 
 
 def test_every_page_from_disk(browser, site, executed, zh_stems):
-    found = check_every_page(browser, site.as_uri() + "/", site, executed, None)
-    found += check_every_page(browser, site.as_uri() + "/", site, executed, None, zh_stems, "zh_CN")
+    """Also: no page, and no right-hand contents, scrolls sideways at a laptop's width or a narrow one (long code names
+    in section titles, ``token_embeddings_unnormalized``, wrap in the contents)."""
+    contents: list[int] = []
+    found = check_every_page(browser, site.as_uri() + "/", site, executed, None, sideways=True, contents=contents)
+    found += check_every_page(browser, site.as_uri() + "/", site, executed, None, zh_stems, "zh_CN", True, contents)
+    assert sum(contents), "no page showed a right-hand contents to measure"
     assert not found, "\n".join(found)
 
 

@@ -1,5 +1,5 @@
 """A learner's rough edges, in a real headless Chromium: one toggle per exercise's solution, in one style, that
-opens its code; no page, and no right-hand contents, scrolling sideways at a laptop's width or a narrow one; the
+opens its code (no page scrolling sideways: tests/site/test_site_browser.py's crawl from disk); the
 home pages' overview figure as wide as the text and linked to its full size; every link of the home pages' text
 leading to a file and element there. The site is the one tests/site_helpers.py builds, the ``browser`` fixture is
 in tests/conftest.py; tests/site/test_site_browser.py opens every page."""
@@ -14,7 +14,7 @@ import pytest
 
 import build_site
 
-from site_helpers import READY, STEMS, ZH, DOC_PAGES, page_names
+from site_helpers import READY, STEMS, ZH
 
 
 #: the solutions' one toggle, in each edition's words (tools/book/editions.py, LABELS["show_solution"])
@@ -108,55 +108,6 @@ def test_one_solution_toggle_per_exercise(browser, site, executed, zh_stems):
                 name = f"{folder}/notebooks/{stem}.html" if folder else f"notebooks/{stem}.html"
                 found += solution_toggle_problems(browser, site.as_uri() + "/", name, expected, SHOW_SOLUTION[lang], SHOW_CODE[lang])
     assert checked, "no notebook page has exercises with solutions"
-    assert not found, "\n".join(found)
-
-
-#: a common laptop's window, and a narrow one (the theme folds the right-hand contents into a drawer below 1200 px)
-VIEWPORTS = [{"width": 1280, "height": 800}, {"width": 1024, "height": 768}]
-
-OVERFLOW = """() => {
-  const doc = document.documentElement;
-  const found = [];
-  if (doc.scrollWidth > doc.clientWidth + 1) found.push(`the page scrolls sideways: ${doc.scrollWidth} > ${doc.clientWidth}`);
-  for (const box of document.querySelectorAll('.bd-sidebar-secondary, .bd-sidebar-secondary nav.page-toc')) {
-    if (!box.checkVisibility()) continue;
-    if (box.scrollWidth > box.clientWidth + 1)
-      found.push(`the right-hand contents (${box.className}) scrolls sideways: ${box.scrollWidth} > ${box.clientWidth}`);
-    const right = box.getBoundingClientRect().right;
-    for (const a of box.querySelectorAll('a'))
-      if (a.checkVisibility() && a.getBoundingClientRect().right > right + 1)
-        found.push(`the entry "${a.textContent.trim().slice(0, 60)}" runs past the right-hand contents' edge`);
-  }
-  return {found, contents: [...document.querySelectorAll('.bd-sidebar-secondary nav.page-toc a')].filter(a => a.checkVisibility()).length};
-}"""
-
-
-def overflow_problems(browser, base: str, names: list[str]) -> tuple[list[str], int]:
-    """Sideways scrolling of the pages ``names`` and of their right-hand contents at each of :data:`VIEWPORTS`
-    (in the narrow one, with its drawer opened); and how many contents entries were seen."""
-    found, entries = [], 0
-    for viewport in VIEWPORTS:
-        context = browser.new_context(viewport=viewport)
-        page = context.new_page()
-        for name in names:
-            page.goto(base + name, wait_until="load")
-            page.wait_for_function(READY, timeout=20_000)
-            drawer = page.locator("button.secondary-toggle")
-            if not page.locator(".bd-sidebar-secondary").is_visible() and drawer.count() and drawer.first.is_visible():
-                drawer.first.click()
-                page.wait_for_timeout(400)  # the drawer slides in
-            state = page.evaluate(OVERFLOW)
-            entries += state["contents"]
-            found += [f"{name} at {viewport['width']}x{viewport['height']}: {f}" for f in state["found"]]
-        context.close()
-    return found, entries
-
-
-def test_no_page_scrolls_sideways_nor_its_contents(browser, site, zh_stems):
-    """Long code names in section titles (``token_embeddings_unnormalized``) wrap in the right-hand contents."""
-    names = page_names(STEMS, DOC_PAGES["en"]) + page_names(zh_stems, DOC_PAGES["zh_CN"], ZH)
-    found, entries = overflow_problems(browser, site.as_uri() + "/", names)
-    assert entries, "no page showed a right-hand contents to measure"
     assert not found, "\n".join(found)
 
 
