@@ -64,9 +64,10 @@ WORDS = interface.Words(
         "they write the graded steps again, so read them once your steps pass.",
         "point": " ({n} point)",
         "points": " ({n} points)",
-        "withheld": "*Meta's code for this is left out of the student edition: it is the answer to this notebook's "
-        "graded steps. Section 4 says what to compute; the series' notebook shows the code.*",
+        "withheld": "*(Left out of the student edition: this code is the answer to the notebook's graded steps. "
+        "Section 4 says what to compute; read Meta's code in `llama_models/llama3/model.py` once your steps pass.)*",
         "warm_up": "Warm-up, not graded:",
+        "warm_up_note": " One of them is an ungraded warm-up: the text after it gives the values to expect.",
     },
     languages=("en", "zh"),
 )
@@ -179,7 +180,8 @@ def student_notebook(nb, number: str, language: str, path: str):
     if missing:
         raise StudentError(f"{path}: the graded cells {', '.join(missing)} are missing")
     titles = ", ".join(f"`{s.grade_id}`" + words["point" if s.points == 1 else "points"].format(n=s.points) for s in STEPS.get(number, []))
-    note = nbformat.v4.new_markdown_cell(words["note"].format(n=len(steps) + warm_ups, path=path, steps=titles or "none"))
+    note = words["note"].format(n=len(steps) + warm_ups, path=path, steps=titles or "none")
+    note = nbformat.v4.new_markdown_cell(note + (words["warm_up_note"] if warm_ups else ""))
     note.id = "student-note"
     cells.insert(1, note)
     out.cells = cells

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 #: The hint for a step taken by a shortcut (any step): docs/instructor.md §6, word for word.
-SHORTCUT = '"Write the step by hand, as its section does: the library function is what you are rebuilding"'
+SHORTCUT = '"Write the step by hand: the library function is what you are rebuilding"'
 
 HINTS: dict[str, tuple[str, ...]] = {
     "01-bpe-merge": (  # textbook merge loop without tiktoken's whole-piece lookup
