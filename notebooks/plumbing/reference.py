@@ -28,13 +28,13 @@ The code is in four modules, one job each, whose public names this module re-exp
 and the others are the notebooks' and the grader's interface): ``reference_code`` imports Meta's modules with the
 plain layers; ``reference_modules`` builds one module at a time (``rms_norm``, ``attention``, ``feed_forward``,
 ``transformer_block``, and ``model_args``, ``precompute_freqs_cis``, ``mask``); ``reference_run`` the whole
-``transformer`` and ``run``; ``reference_generate`` ``generate``, ``tokenizer`` and ``encode_dialog_prompt``.
+``transformer`` and ``run``; ``reference_generate`` ``generate``, ``tokenizer``, ``generation_tokenizer`` and ``encode_dialog_prompt``.
 """
 
 from __future__ import annotations
 
 from .reference_code import meta_generation_code, meta_model_code
-from .reference_generate import encode_dialog_prompt, generate, tokenizer
+from .reference_generate import encode_dialog_prompt, generate, generation_tokenizer, tokenizer
 from .reference_modules import (
     META_APPLY_SCALING,
     attention,
@@ -53,6 +53,7 @@ __all__ = [
     "meta_generation_code",
     "generate",
     "tokenizer",
+    "generation_tokenizer",
     "encode_dialog_prompt",
     "model_args",
     "precompute_freqs_cis",

@@ -68,7 +68,7 @@ def generate(
             f"{len(tokens)} prompt tokens and max_gen_len {max_gen_len} do not fit in "
             f"max_seq_len {model.params.max_seq_len}: build the model with a larger max_seq_len"
         )
-    llama3 = G.Llama3(model, _generation_tokenizer(checkpoint), model.params)
+    llama3 = G.Llama3(model, generation_tokenizer(checkpoint), model.params)
     if seed is not None:
         torch.manual_seed(seed)
     out = []
@@ -96,8 +96,9 @@ class _ModelTokenizer:
         return self.encoding.decode([i for i in ids if i >= 0])
 
 
-def _generation_tokenizer(checkpoint):
-    """Meta's ``Tokenizer`` for Llama 3's vocabulary; for a checkpoint with another tokenizer, :class:`_ModelTokenizer`."""
+def generation_tokenizer(checkpoint):
+    """The tokenizer Meta's ``Llama3.generate`` is built with for ``checkpoint`` (its ``stop_tokens``): Meta's ``Tokenizer``
+    for Llama 3's vocabulary; for a checkpoint with another tokenizer, :class:`_ModelTokenizer`."""
     from .tokenizer import load_tokenizer, tokenizer_path, tokenizer_rules
 
     source = getattr(checkpoint, "source", None)

@@ -274,14 +274,13 @@ def generate(v, ctx):
     import torch
 
     from ..reference import generate as meta_generate
-    from ..reference_generate import _generation_tokenizer
+    from ..reference import generation_tokenizer
 
     # The notebook's own stop set, which the notebook passes to generate: Meta's Tokenizer.stop_tokens of the checkpoint.
-    expected = list(_generation_tokenizer(ctx.checkpoint).stop_tokens) if ctx is not None else STOP_TOKENS
-    if not isinstance(v.get("stop_tokens"), list) or sorted(v["stop_tokens"]) != sorted(expected):
-        problems = [f"stop_tokens is {v.get('stop_tokens')}, not Meta's Tokenizer.stop_tokens {expected}"]
-    else:
-        problems = []
+    expected = list(generation_tokenizer(ctx.checkpoint).stop_tokens) if ctx is not None else STOP_TOKENS
+    stops = v.get("stop_tokens")
+    right = isinstance(stops, list) and sorted(stops) == sorted(expected)
+    problems = [] if right else [f"stop_tokens is {stops}, not Meta's Tokenizer.stop_tokens {expected}"]
     for probe, ours in zip(PROBES, v["runs"]):
         if "error" in ours:
             problems.append(f"{probe.name()}: generate raised {ours['error']} (after {len(ours['calls'])} calls of the model)")
