@@ -49,8 +49,14 @@ def transformer(checkpoint, max_seq_len: int = 64, n_layers: int | None = None):
     weights = _TiedOutput(checkpoint)
     import torch
 
-    with torch.device("meta"):
-        module = M.Transformer(args)
+    # Transformer.__init__ computes freqs_cis, replaced below by the checkpoint's own; on the meta device that
+    # arithmetic runs through torch._refs, whose first use imports torch._dynamo (seconds, in every fresh kernel).
+    original, M.precompute_freqs_cis = M.precompute_freqs_cis, lambda *args, **kwargs: None
+    try:
+        with torch.device("meta"):
+            module = M.Transformer(args)
+    finally:
+        M.precompute_freqs_cis = original
     names = list(module.state_dict().keys())
     if n_layers is not None:  # the first layers only (plumbing.reference.run stops there): norm and output may be absent
         present = set(weights)

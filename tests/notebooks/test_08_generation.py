@@ -24,6 +24,8 @@ top-p 0.9, ``torch.manual_seed(1)`` before the prefill), int64 [at most 4], the 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -234,6 +236,21 @@ def test_meta_generate_refuses_what_its_cache_cannot_hold(small_dir):
     model = plumbing.reference.transformer(checkpoint, max_seq_len=8)
     with pytest.raises(plumbing.Llama3Error, match="max_seq_len"):
         plumbing.reference.generate(checkpoint, prompt_tokens(None), temperature=0, max_gen_len=4, model=model)
+
+
+def test_metas_transformer_is_built_without_random_init_or_torch_dynamo(small_dir):
+    """Building Meta's Transformer runs no random initialisation (fairscale's layers apply Meta's identity
+    init_method) and no arithmetic on the meta device, which would import torch._dynamo: seconds in every kernel
+    whose notebook checks against Meta's code."""
+    code = (
+        "import sys, plumbing\n"
+        f"model = plumbing.reference.transformer(plumbing.open_checkpoint({str(small_dir)!r}))\n"
+        "assert 'torch._dynamo' not in sys.modules, 'torch._dynamo was imported'\n"
+        "print(model.tok_embeddings.weight.dtype, model.freqs_cis.shape)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[0] == "torch.bfloat16"
 
 
 def test_a_message_without_a_known_role_is_refused():
