@@ -18,7 +18,7 @@ endif
 # make test and make test-fast run on two pytest-xdist workers, each file on one (a notebook's nbval cells share one
 # kernel, in order); XDIST= runs them in one process. Two workers' OpenMP threads share the cores: waiting threads
 # sleep (OMP_WAIT_POLICY=PASSIVE) instead of spinning; the thread count, and so every result, stays the default.
-XDIST ?= -n 2 --dist loadfile
+XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 TEST_ENV := env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(if $(XDIST),OMP_WAIT_POLICY=PASSIVE)
 
 .PHONY: student grade classroom classroom-template gradescope slides pdf run test test-fast test-matrix lint lock html check-weights refresh bench bench-models diagrams standin smollm2 setup lab clean

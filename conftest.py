@@ -6,6 +6,19 @@ import plumbing
 
 #: Tests that take more than a few seconds without executing a notebook (see the `slow` marker).
 SLOW_MODULES = {"test_site.py", "test_site_browser.py", "test_site_browser_learner.py", "test_bench.py", "test_launch.py"}
+#: The files that take longest, longest first: `make test` starts them first (pytest-xdist's --no-loadscope-reorder keeps
+#: this order), so that no long file is left to start last while the other worker has nothing to do.
+FIRST = (
+    "tests/notebooks/test_reproducibility.py",
+    "tests/grading/test_grading_cases.py",
+    "tests/grading/test_grading.py",
+    "tests/site/test_site_browser.py",
+    "tests/site/test_launch.py",
+    "tests/notebooks/test_llama32.py",
+    "tests/grading/test_grading_inputs.py",
+    "tests/grading/test_gradebook.py",
+    "tests/notebooks/test_mutations.py",
+)
 
 
 def pytest_configure(config):
@@ -25,7 +38,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark what executes a notebook `notebook`, and the slow modules `slow`, so `make test-fast` can skip them."""
+    """Mark what executes a notebook `notebook`, and the slow modules `slow`, so `make test-fast` can skip them; put
+    the files of :data:`FIRST` first, in its order (the rest, and each file's tests, keep theirs)."""
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(FIRST)))
     for item in items:
         if item.path.suffix == ".ipynb" or "run_notebook" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.notebook)
