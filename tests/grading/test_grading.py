@@ -305,7 +305,7 @@ def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_pa
 
 @pytest.mark.notebook
 def test_cli_and_json(tmp_path, small_weights):
-    number = GRADED[0]
+    number = "02"  # the notebook that grades fastest: the test is about the command line
     result = subprocess.run(
         [sys.executable, "-m", "plumbing", "grade", str(student.OUT / SERIES[number].name), "--json"],
         capture_output=True,
