@@ -6,6 +6,7 @@ the sites are in tests/conftest.py (session-scoped: one build for both modules).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -205,3 +206,80 @@ OVERFLOW = """() => {
   }
   return {found, contents: [...document.querySelectorAll('.bd-sidebar-secondary nav.page-toc a')].filter(a => a.checkVisibility()).length};
 }"""
+
+
+# --------------------------------------------------------------------------- the exercises' solutions in the browser
+
+
+#: the solutions' one toggle, in each edition's words (tools/book/editions.py, LABELS["show_solution"])
+SHOW_SOLUTION = {"en": "Show the solution", "zh_CN": "显示解答"}
+SHOW_CODE = {"en": "Show the code", "zh_CN": "显示代码"}
+
+
+def solution_runs(notebook: Path) -> int:
+    """The exercises' solutions of an executed notebook (cells tagged ``solution``): each starts with its prose (a
+    markdown cell) or, without prose, with its first code cell; the code cells that follow belong to it, however many."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    tagged = ["solution" in c.get("metadata", {}).get("tags", []) for c in cells]
+    return sum(1 for i, (c, t) in enumerate(zip(cells, tagged)) if t and (c["cell_type"] == "markdown" or i == 0 or not tagged[i - 1]))
+
+
+SOLUTION_TOGGLES = """() => {
+  const article = document.querySelector('article.bd-article') || document.body;
+  const shown = e => !!e && e.checkVisibility();
+  // every toggle on the page but the deep dives' one and the collapsed code cells' (tag hide-input, CODE_TOGGLES):
+  // <details> summaries, and MyST-NB's and sphinx-togglebutton's own
+  const toggles = [...article.querySelectorAll('details > summary, button.toggle-button, .toggle-details__summary')]
+    .filter(s => !s.parentElement.matches('details.llama3-deep-dives, details.hide.above-input'));
+  return toggles.map(s => {
+    const box = s.closest('details') || s.parentElement;
+    const style = getComputedStyle(s), boxStyle = getComputedStyle(box);
+    return {label: s.textContent.trim(), open: box.open === true,
+            style: [box.tagName, box.className, style.fontWeight, style.fontSize, style.color, style.cursor,
+                    boxStyle.borderTopStyle, boxStyle.borderTopWidth].join(' | '),
+            code: box.querySelectorAll('.cell_input').length, codeShown: [...box.querySelectorAll('.cell_input')].some(shown),
+            outputShown: [...box.querySelectorAll('.cell_output')].some(shown)};
+  });
+}"""
+
+
+#: the collapsed code cells' toggles (cells tagged hide-input): their words, and whether a click shows the code
+CODE_TOGGLES = """() => {  // the deep dives opened first: a collapsed cell inside them shows its toggle's words then
+  document.querySelectorAll('article.bd-article details.llama3-deep-dives').forEach(d => { d.open = true; });
+  return [...document.querySelectorAll('article.bd-article details.hide.above-input')].map(d => ({
+    label: d.querySelector('summary').innerText.trim(), codeShown: [...d.querySelectorAll('.cell_input')].some(e => e.checkVisibility())}));
+}"""
+
+
+def solution_toggle_problems(page, expected: int, show: str, show_code: str) -> list[str]:
+    """What is wrong with the solutions' toggles of the page open in ``page`` (at a laptop's width, as loaded): one
+    per solution (``expected``), each with the words ``show`` and one style, closed, and a click on each shows its
+    code (and output); the collapsed code cells' toggles, with the words ``show_code``, closed until clicked. It
+    leaves the solutions, the deep dives and the first collapsed code cell open."""
+    before = page.evaluate(SOLUTION_TOGGLES)
+    found = []
+    if len(before) != expected:
+        found.append(f"{len(before)} solution toggles for {expected} solutions: {[t['label'] for t in before]}")
+    if {t["label"] for t in before} - {show}:
+        found.append(f"toggles with other words than {show!r}: {sorted({t['label'] for t in before} - {show})}")
+    if len({t["style"] for t in before}) > 1:
+        found.append(f"toggles in {len({t['style'] for t in before})} styles: {sorted({t['style'] for t in before})}")
+    if [t for t in before if t["open"] or t["codeShown"] or t["outputShown"]]:
+        found.append("a solution is open, or its code or output shown, before a click")
+    toggles = page.locator("article.bd-article details.llama3-solution > summary")
+    for i in range(toggles.count()):
+        toggles.nth(i).click()
+    code = page.evaluate(CODE_TOGGLES)
+    if [t for t in code if t["codeShown"]]:
+        found.append("a collapsed code cell shows its code before a click")
+    if {t["label"] for t in code} - {show_code}:
+        found.append(f"collapsed code cells with other words than {show_code!r}: {sorted({t['label'] for t in code})}")
+    if code:
+        page.locator("article.bd-article details.hide.above-input > summary").first.click()
+        if not page.evaluate(CODE_TOGGLES)[0]["codeShown"]:
+            found.append("a click on a collapsed code cell's toggle shows no code")
+    after = page.evaluate(SOLUTION_TOGGLES)
+    hidden = [i for i, t in enumerate(after) if not (t["code"] and t["codeShown"])]
+    if hidden:
+        found.append(f"solutions {hidden} show no code once their toggle is clicked")
+    return found

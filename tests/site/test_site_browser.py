@@ -1,7 +1,7 @@
-"""The course site in a real headless Chromium: every page from disk (and whether it scrolls sideways) and from a
-local server, search, language links, folded solutions, the launch menu (the site is the one tests/site_helpers.py
-builds; Chromium as tests/site/test_site.py's docstring says; the ``browser`` fixture is in tests/conftest.py). A
-learner's rough edges in the same browser: tests/site/test_site_browser_learner.py."""
+"""The course site in a real headless Chromium: every page from disk (its exercises' solution toggles, and whether
+it scrolls sideways) and from a local server, search, language links, folded solutions, the launch menu (the site
+is the one tests/site_helpers.py builds; Chromium as tests/site/test_site.py's docstring says; the ``browser``
+fixture is in tests/conftest.py). A learner's rough edges in the same browser: tests/site/test_site_browser_learner.py."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pytest
 import build_site
 
 from site_helpers import OVERFLOW, READY, SHOTS, STEMS, VIEWPORTS, ZH, DOC_PAGES, page_names, has_math, expected_outside_links
+from site_helpers import SHOW_CODE, SHOW_SOLUTION, solution_runs, solution_toggle_problems
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -58,12 +59,14 @@ PAGE_STATE = """() => {
 }"""
 
 
-def open_page(browser, base: str, name: str, shot: Path | None = None, stems: list[str] = STEMS, sideways: bool = False):
+def open_page(browser, base: str, name: str, shot: Path | None = None, stems: list[str] = STEMS, sideways: bool = False, solutions=None):
     """Open ``base + name``; return (problems, state): what is wrong with it (see the module docstring).
 
-    ``stems``: the notebooks that the sidebar must list, in order (the edition's). ``sideways``: also whether the
-    page, or its right-hand contents, scrolls sideways at each of :data:`VIEWPORTS` (in the narrow one, with the
-    contents' drawer opened); ``state["contents"]`` counts the contents' entries seen.
+    ``stems``: the notebooks that the sidebar must list, in order (the edition's). ``solutions``: ``(expected, show,
+    show_code)``, also the exercises' toggles (:func:`site_helpers.solution_toggle_problems`), which are then left
+    open. ``sideways``: also whether the page, or its right-hand contents, scrolls sideways at each of
+    :data:`VIEWPORTS` (in the narrow one, with the contents' drawer opened); ``state["contents"]`` counts the
+    contents' entries seen.
     """
     from playwright.sync_api import Error as PlaywrightError
 
@@ -96,6 +99,7 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     state["contents"], state["sideways"] = 0, []
+    toggles = solution_toggle_problems(page, *solutions) if solutions and "never ran" not in state["math"] else []
     for viewport in VIEWPORTS if sideways and "never ran" not in state["math"] else ():
         page.set_viewport_size(viewport)
         drawer = page.locator("button.secondary-toggle")
@@ -117,6 +121,7 @@ def open_page(browser, base: str, name: str, shot: Path | None = None, stems: li
         and f"images that did not load: {[i['src'] for i in state['images'] if not i['ok']]}",
         [n for n in state["sidebar"] if re.match(r"\d\d_", n)] != [f"{s}.html" for s in stems] and f"the sidebar lists {state['sidebar']}",
         *state["sideways"],
+        *toggles,
     ]
     return [f"{base}{name}: {f}" for f in found if f], state
 
@@ -134,13 +139,16 @@ def check_every_page(
 ) -> list[str]:
     """Open every page of an edition (``stems``: its notebooks); what is wrong with them (with ``sideways``, also
     scrolling sideways: :func:`open_page`; the contents' entries seen are appended to ``contents``)."""
-    found = []
+    found, solved = [], 0
     folder = build_site.EDITIONS[lang].folder
     prefix = f"{folder}_" if folder else ""
     for name in page_names(stems, DOC_PAGES[lang], folder):
         stem = Path(name).stem
         shot = shots / (f"{prefix}00_{stem}.png" if stem in ("index", "errata", "instructor") else f"{prefix}{stem}.png") if shots else None
-        problems, state = open_page(browser, base, name, shot, stems, sideways)
+        runs = solution_runs(executed / f"{stem}.ipynb") if sideways and stem in stems else 0
+        solutions = (runs, SHOW_SOLUTION[lang], SHOW_CODE[lang]) if runs else None
+        problems, state = open_page(browser, base, name, shot, stems, sideways, solutions)
+        solved += bool(solutions)
         found += problems
         if contents is not None:
             contents.append(state["contents"])
@@ -150,12 +158,16 @@ def check_every_page(
             run = json.loads((executed / f"{stem}.ipynb").read_text(encoding="utf-8"))["metadata"]["llama3"]
             if state["banners"] != [run["weights"]]:
                 found.append(f"{base}{name}: banners {state['banners']}, but the notebook ran on {run['weights']}")
+    if sideways and not solved:
+        found.append(f"{lang}: no notebook page has exercises with solutions")
     return found
 
 
 def test_every_page_from_disk(browser, site, executed, zh_stems):
-    """Also: no page, and no right-hand contents, scrolls sideways at a laptop's width or a narrow one (long code names
-    in section titles, ``token_embeddings_unnormalized``, wrap in the contents)."""
+    """Also: every notebook page with exercises, both editions, has one solution toggle per solution, the same words
+    and style for all, closed until clicked, and a click shows the solution's code (tools/book/solutions.py); then,
+    with the solutions open, no page, and no right-hand contents, scrolls sideways at a laptop's width or a narrow one
+    (long code names in section titles, ``token_embeddings_unnormalized``, wrap in the contents)."""
     contents: list[int] = []
     found = check_every_page(browser, site.as_uri() + "/", site, executed, None, sideways=True, contents=contents)
     found += check_every_page(browser, site.as_uri() + "/", site, executed, None, zh_stems, "zh_CN", True, contents)
