@@ -3,7 +3,8 @@
 The hints are the instructor guide's, word for word, keyed by real steps; a folder in either layout (a subfolder per
 student, or ``<student>_NN_name.ipynb``) holding a solved notebook, a blank one, one with a mistake and a broken file
 gives one CSV row per step and per broken file and one feedback file per student, and exit status 1; a folder of
-solved work exits 0. Notebook 03 only: a few seconds per notebook on the stand-in.
+solved work exits 0. Notebook 03 only, on the small checkpoint (the folder's handling does not depend on the
+weights): seconds per notebook.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def test_usage_errors_exit_2(tmp_path):
     )
 
 
-def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, standin_dir):
+def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, small_weights):
     folder = tmp_path / "hw"
     folder.mkdir()
     (folder / "ann_03_rmsnorm.ipynb").write_text("not json")
@@ -208,7 +209,7 @@ def test_files_that_cannot_be_graded_are_rows_not_crashes(tmp_path, standin_dir)
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("layout", ["subfolders", "flat"])
-def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path, standin_dir):
+def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path, small_weights):
     folder = tmp_path / "submissions"
     place = (
         (lambda student: folder / student / "03_rmsnorm.ipynb")
@@ -289,7 +290,7 @@ def test_a_folder_of_submissions_into_a_gradebook_and_feedback(layout, tmp_path,
 
 
 @pytest.mark.notebook
-def test_a_folder_of_solved_work_exits_0(tmp_path, standin_dir):
+def test_a_folder_of_solved_work_exits_0(tmp_path, small_weights):
     folder = tmp_path / "hw3"
     (folder / "alice").mkdir(parents=True)
     shutil.copy(SOLVED, folder / "alice" / "03_rmsnorm.ipynb")

@@ -295,10 +295,11 @@ def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch)
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("number", GRADED)
-def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_path, standin_dir):
-    full = grading.grade(SERIES[number])
+def test_series_notebook_gets_full_marks_and_student_edition_none(number, tmp_path, standin_dir, small_dir, monkeypatch):
+    full = grading.grade(SERIES[number])  # on the stand-in, the grader's default
     assert full.points == full.max_points > 0, full.text()
     nb = nbformat.read(SERIES[number], as_version=4)  # the student edition of the notebook as it is now
+    monkeypatch.setenv("LLAMA3_DIR", str(small_dir))  # a blank notebook earns nothing on any weights: the small ones
     blank = grading.grade(write(student.student_notebook(nb, number, "en", SERIES[number].name), tmp_path, SERIES[number].name))
     assert blank.points == 0 and set(statuses(blank).values()) == {"not attempted"}, blank.text()
 
