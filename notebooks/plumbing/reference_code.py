@@ -25,31 +25,28 @@ def _plain_fairscale() -> dict:
     """Modules that stand in for fairscale's model-parallel layers at world size 1 (plain layers)."""
     import torch.nn as nn
 
-    # fairscale initialises a layer's weight with the init_method it is given (Meta's model.py gives the identity,
-    # lambda x: x) instead of torch.nn's random reset_parameters, whose normal_ on the meta device imports torch._dynamo.
-    class ColumnParallelLinear(nn.Linear):
+    class FairscaleInit:
+        """fairscale's layers initialise their weight with the init_method they are given (Meta's model.py gives the
+        identity, lambda x: x), not with torch.nn's random reset_parameters, whose normal_ on the meta device would
+        import torch._dynamo."""
+
+        def reset_parameters(self):
+            pass
+
+    class ColumnParallelLinear(FairscaleInit, nn.Linear):
         def __init__(self, in_features, out_features, bias=True, gather_output=True, init_method=nn.init.xavier_normal_, **_):
             super().__init__(in_features, out_features, bias=bias)
             init_method(self.weight)
 
-        def reset_parameters(self):
-            pass
-
-    class RowParallelLinear(nn.Linear):
+    class RowParallelLinear(FairscaleInit, nn.Linear):
         def __init__(self, in_features, out_features, bias=True, input_is_parallel=False, init_method=nn.init.xavier_normal_, **_):
             super().__init__(in_features, out_features, bias=bias)
             init_method(self.weight)
 
-        def reset_parameters(self):
-            pass
-
-    class VocabParallelEmbedding(nn.Embedding):
+    class VocabParallelEmbedding(FairscaleInit, nn.Embedding):
         def __init__(self, num_embeddings, embedding_dim, init_method=nn.init.xavier_normal_, **_):
             super().__init__(num_embeddings, embedding_dim)
             init_method(self.weight)
-
-        def reset_parameters(self):
-            pass
 
     names = (
         "fairscale",
