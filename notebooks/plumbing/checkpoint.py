@@ -135,20 +135,21 @@ class Checkpoint:
         return tensor
 
     def to(self, dtype) -> CheckpointAs:
-        """This checkpoint with every tensor converted to ``dtype`` when read (e.g. ``torch.float32``)."""
+        """This checkpoint with every tensor converted to ``dtype`` at its first read, and kept (for a small model)."""
         return CheckpointAs(self, dtype)
 
 
 class CheckpointAs:
-    """A :class:`Checkpoint` whose :meth:`get` converts each tensor to one dtype (a copy, made at each read).
+    """A :class:`Checkpoint` whose :meth:`get` converts each tensor to one dtype (a copy, made at the first read, kept).
 
     The notebooks' real-model cells read SmolLM2 in float32: in bf16 the last bits of a product depend on the CPU's
     kernels, and 30 layers make that visible in the printed digits; in float32 every CPU prints the same.
-    Everything else (``params``, ``source``, ``keys``, ``shape``, ``tied_embeddings``) is the checkpoint's.
+    Everything else (``params``, ``source``, ``keys``, ``shape``, ``tied_embeddings``) is the checkpoint's. The copies
+    are kept (SmolLM2 in float32: 0.5 GB), so a generation loop does not convert every weight at every step.
     """
 
     def __init__(self, checkpoint: Checkpoint, dtype):
-        self.checkpoint, self._dtype = checkpoint, dtype
+        self.checkpoint, self._dtype, self._read = checkpoint, dtype, {}
         self.source, self.params, self.tied_embeddings = checkpoint.source, checkpoint.params, checkpoint.tied_embeddings
 
     @property
@@ -167,7 +168,9 @@ class CheckpointAs:
 
     def get(self, name: str):
         """Tensor ``name`` in Meta's layout, converted to the dtype (see :meth:`Checkpoint.get`)."""
-        return self.checkpoint.get(name).to(self._dtype)
+        if name not in self._read:
+            self._read[name] = self.checkpoint.get(name).to(self._dtype)
+        return self._read[name]
 
 
 def _torch_load_mmap(path: Path) -> dict:

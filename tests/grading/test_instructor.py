@@ -16,6 +16,7 @@ import pytest
 
 import plumbing
 import site_stage
+from plumbing.grading_steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]
@@ -209,3 +210,28 @@ def test_links_between_pages_of_docs():
         "docs/errata",
         "docs/instructor",
     ]
+
+
+def test_classroom_workflow_is_up_to_date_with_one_test_per_step():
+    import yaml
+
+    import classroom
+
+    assert classroom.WORKFLOW.read_text(encoding="utf-8") == classroom.workflow(), "run `make classroom`"
+    steps = yaml.safe_load(classroom.workflow())["jobs"]["run-autograding-tests"]["steps"]
+    graders = [s for s in steps if "autograding-command-grader" in s.get("uses", "")]
+    every = [s for number in sorted(STEPS) for s in STEPS[number]]
+    assert [g["with"]["command"].split()[-1] for g in graders] == [s.grade_id for s in every]
+    assert sum(g["with"]["max-score"] for g in graders) == sum(s.points for s in every)
+    for g in graders:
+        assert Path(ROOT / g["with"]["command"].split()[4]).is_file()
+    reporter = steps[-1]
+    assert reporter["with"]["runners"].split(",") == [g["id"] for g in graders]
+    assert set(reporter["env"]) == {f"{g['id'].upper()}_RESULTS" for g in graders}
+
+
+def test_instructor_guides_list_every_step_with_its_points():
+    for name in ("instructor.md", "instructor.zh-CN.md"):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        rows = dict(re.findall(r"^\| \d\d_\w+ \| `([\w-]+)` \| .* \| (\d+) \|$", text, re.M))
+        assert rows == {s.grade_id: str(s.points) for steps in STEPS.values() for s in steps}, name
