@@ -149,7 +149,8 @@ class CheckpointAs:
     """
 
     def __init__(self, checkpoint: Checkpoint, dtype):
-        self.checkpoint, self._dtype, self._read = checkpoint, dtype, {}
+        self.checkpoint, self._dtype = checkpoint, dtype
+        self._read: dict[str, object] = {}  # name -> the converted tensor
         self.source, self.params, self.tied_embeddings = checkpoint.source, checkpoint.params, checkpoint.tied_embeddings
 
     @property
