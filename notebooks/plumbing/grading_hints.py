@@ -78,6 +78,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     "07-layers": ('"Does the block read the layer it is given?" (errata 28)',),  # layer 0's weights in every iteration
     "07-final-norm": ('"What comes between the last layer and `output`?" (section 4)',),  # the final norm left out
     "07-next-token": ('"Which row predicts the next token?" (section 6)',),  # the first row of the logits
+    "07-logit-lens": ('"What comes between a row of the residual stream and `output`?" (section 7)',),  # the lens without the norm
     "08-kv-cache": ('"At which row does position `start_pos` go?"',),  # the cache written one row late
     "08-decode": ('"Which rows of `freqs_cis` does a decode step need?"',),  # the new token at the wrong position
     "08-generate": (

@@ -1,12 +1,22 @@
-"""Notebook 07 (all layers, then the next token): a learner's mistakes. No step here has a library shortcut (the
-norms reuse the series' own ``rms_norm``); Meta's code in a solution is flagged as in every notebook."""
+"""Notebook 07 (all layers, then the next token, then the logit lens): a learner's mistakes. No step here has a library
+shortcut (the norms reuse the series' own ``rms_norm``); Meta's code in a solution is flagged as in every notebook."""
 
 MISTAKES = {
     "07-layers": ("transformer_block(h, model, layer,", "transformer_block(h, model, 0,"),  # layer 0's weights in every iteration
     "07-final-norm": ("rms_norm(h, norm_weight, norm_eps)", "h"),  # the final norm left out
     "07-logits": ('"tok_embeddings.weight" if tied else "output.weight"', '"tok_embeddings.weight"'),  # tied by mistake
     "07-next-token": ("torch.softmax(logits[-1], dim=-1)", "torch.softmax(logits[-1].bfloat16(), dim=-1)"),  # bf16 softmax
+    "07-logit-lens": ("rms_norm(rows, norm_weight, norm_eps) @", "rows @"),  # the final norm left out
 }
+
+#: More mistakes of the lens, each alone (grade_id, old, new): each must fail its step
+#: (tests/grading/test_grading_lens.py).
+MORE_MISTAKES = [
+    # the output weight read from the notebook's model, whatever the function is given
+    ("07-logit-lens", "@ output_weight.T).float()", "@ model.get('output.weight').T).float()"),
+    ("07-logit-lens", "rms_norm(rows, norm_weight, norm_eps)", "rms_norm(rows, norm_weight, 1e-5)"),  # norm_eps fixed
+    ("07-logit-lens", ".T).float()", ".T)"),  # left in the weights' dtype
+]
 
 SHORTCUTS = [  # Meta's forward pass, through the series' package bound to another name
     (
@@ -22,4 +32,10 @@ SHORTCUTS = [  # Meta's forward pass, through the series' package bound to anoth
 
 VALID = [
     ("07-next-token", "logits[-1].argmax()", "torch.argmax(logits[-1], dim=-1)"),
+    # the lens row by row: matrix-vector products, which add in another order
+    (
+        "07-logit-lens",
+        "return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+        "return torch.stack([(rms_norm(row[None], norm_weight, norm_eps) @ output_weight.T)[0] for row in rows]).float()",
+    ),
 ]

@@ -189,6 +189,13 @@ MUTATIONS = [
         "next_token vs Meta's greedy step",
     ),
     (
+        "07",
+        "the logit lens without the final norm",
+        "return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+        "return (rows @ output_weight.T).float()",
+        "real_lens vs Meta's norm, then output",
+    ),
+    (
         "08",
         "the cache written one row late",
         "cache_k[layer, start_pos : start_pos + seqlen] = xk",

@@ -12,6 +12,10 @@
 - the next token: ``Llama3.generate``'s ``torch.softmax(logits[:, -1] / temperature, dim=-1)`` at temperature 1 and
   its greedy ``torch.argmax(logits[:, -1], dim=-1)``, on the student's own ``logits`` (on random weights the
   argmax may be a near-tie that a CPU's rounding decides: computed from the same logits it is exact).
+- the logit lens: a function of the student's design, judged by what it returns on the grader's probes (rows of
+  the grader's choosing, through the model's ``norm.weight`` and output weight, then through a constructed gain,
+  output matrix and ``norm_eps``), against Meta's ``self.output(self.norm(h)).float()``: its ``RMSNorm`` module,
+  then ``F.linear``.
 """
 
 from __future__ import annotations
@@ -76,6 +80,66 @@ def next_token(v, ctx):
     return problems + compare("next_token", ours, expected)
 
 
+#: 07-logit-lens's tolerance, relative to each value and to the largest of the probe: a correct lens in another order
+#: (row by row, or in float32 before one rounding) moves a logit by about one bf16 spacing (2^-8 to 2^-7 of it); a
+#: missing norm, gain or norm_eps, or another weight, moves it by far more.
+LENS_TOLERANCE = 2**-7
+
+
+def lens_values(logit_lens, model) -> dict:
+    """07-logit-lens's capture, in the student's kernel: the student's ``logit_lens`` on the grader's probes (each a
+    copy, so that the function cannot change what it is judged against), with the probes' constructed inputs.
+
+    ``model``: rows of 4 times a standard normal (about a residual stream's size), ``model``'s own final gain and
+    output weight. ``constructed``: rows of 1/100 of that, so that ``norm_eps`` = 1e-3 outweighs their mean square,
+    a gain between 1 and 2 and an output matrix of 7 rows.
+    """
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    dim = model.params.dim
+    rows = (4 * torch.randn(3, dim, generator=g)).to(torch.bfloat16)
+    small = (torch.randn(2, dim, generator=g) / 100).to(torch.bfloat16)
+    gain = (1 + torch.rand(dim, generator=g)).to(torch.bfloat16)
+    output = (torch.randn(7, dim, generator=g) / 10).to(torch.bfloat16)
+    name = "tok_embeddings.weight" if model.tied_embeddings else "output.weight"
+    own = model.get("norm.weight").to(torch.bfloat16), model.get(name).to(torch.bfloat16)
+    return {
+        "rows": rows,
+        "model": logit_lens(rows.clone(), own[0].clone(), own[1], model.params.norm_eps),
+        "small": small,
+        "gain": gain,
+        "output": output,
+        "constructed": logit_lens(small.clone(), gain.clone(), output.clone(), 1e-3),
+    }
+
+
+def logit_lens(v, ctx):
+    import types
+
+    import torch
+    import torch.nn.functional as F
+
+    from ..reference import rms_norm
+
+    def meta(rows, norm, weight):  # Meta: self.output(self.norm(h)).float(), F.linear on a batch of one
+        with torch.inference_mode():
+            return F.linear(norm(rows)[None], weight)[0].float()
+
+    def within(name, ours, expected):
+        atol = LENS_TOLERANCE * float(expected.abs().max()) if expected.numel() else 0.0
+        return compare(name, ours, expected, rtol=LENS_TOLERANCE, atol=atol)
+
+    name = "tok_embeddings.weight" if ctx.checkpoint.tied_embeddings else "output.weight"
+    own = meta(v["rows"], rms_norm(ctx.checkpoint, "norm"), ctx.weight(name))
+    eps = 1e-3
+    probe = types.SimpleNamespace(params=types.SimpleNamespace(dim=v["gain"].shape[0], norm_eps=eps), get={"norm.weight": v["gain"]}.get)
+    constructed = meta(v["small"], rms_norm(probe, "norm"), v["output"])
+    return within("logit_lens(rows, norm.weight, the output weight, norm_eps)", v["model"], own) + within(
+        f"logit_lens(small rows, another gain, 7 output rows, norm_eps {eps:g})", v["constructed"], constructed
+    )
+
+
 STEPS = [
     Step(
         "07-layers",
@@ -119,5 +183,15 @@ STEPS = [
         "{'logits': logits, 'probs': probs, 'next_token': next_token}",
         next_token,
         inputs=("logits",),
+    ),
+    Step(
+        "07-logit-lens",
+        "6f1d2c84",
+        "the logit lens, a function",
+        "The body of logit_lens: rows of the residual stream [n, dim] normalised with rms_norm, norm_weight and\n"
+        "norm_eps, then multiplied by output_weight transposed, converted to float32: [n, vocab_size], where\n"
+        "vocab_size is output_weight's number of rows. It must work for any rows and weights it is given.",
+        "__import__('plumbing.grading_steps.n07_next_token', fromlist=['lens_values']).lens_values(logit_lens, model)",
+        logit_lens,
     ),
 ]
