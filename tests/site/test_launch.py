@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 import shutil
@@ -29,6 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from packaging.version import Version
 
 import plumbing
 
@@ -229,6 +231,36 @@ def colab_commands(source: str, clone_from: Path) -> list[list[str]]:
     return commands
 
 
+def link_distributions(names: list[str], site_packages: Path) -> list[Path]:
+    """Hard-link every installed file of the distributions ``names``, and of those they require, into ``site_packages``:
+    installed there as pip sees it, in a second where pip takes half a minute. pip replacing or removing them there
+    leaves this environment's own files untouched (a hard link, not a symbolic one). Returns their ``.dist-info``
+    folders there. Those the new environment has already (pip, setuptools) are its own."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    def key(dist) -> str:
+        return dist.metadata["Name"].lower().replace("_", "-")
+
+    there = {key(d) for d in metadata.distributions(path=[str(site_packages)])}  # pip and setuptools: the venv's own
+    todo, seen, infos = list(names), set(), []
+    while todo:
+        dist = metadata.distribution(todo.pop())
+        if key(dist) in seen | there:
+            continue
+        seen.add(key(dist))
+        todo += [r.name for r in map(Requirement, dist.requires or []) if r.marker is None or r.marker.evaluate({"extra": ""})]
+        for file in dist.files or []:
+            if file.parts[0] == ".." or "__pycache__" in file.parts:  # scripts outside site-packages; bytecode
+                continue
+            target = site_packages / file
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(dist.locate_file(file), target)
+        infos.append(next(site_packages / f.parts[0] for f in dist.files if f.parts[0].endswith(".dist-info")))
+    return infos
+
+
 @pytest.mark.slow
 def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path, standin_dir):
     """The setup cell's commands, in a fresh virtual environment that holds torch (as Colab's runtime does).
@@ -236,7 +268,8 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path, s
     torch is not reinstalled; nothing of JupyterLab, Sphinx, transformers or nbval is installed; the clone's package
     finds the stand-in in the clone (make's, linked there: a second 2 GB build would prove nothing more), and builds
     SmolLM2; notebooks 01 and 03 then run in a kernel of that environment (``ipykernel``, ``nbclient`` and ``nbformat``
-    installed first: Colab has them).
+    installed first: Colab has them). torch and what it requires are this environment's, hard-linked into the new one
+    (:func:`link_distributions`): the lock's torch, as installed, in a second.
     """
     if not (ROOT / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout: the setup cell clones the repository")
@@ -249,14 +282,20 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path, s
     env.setdefault("PIP_RETRIES", "1")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     torch_pin = next(line for line in (ROOT / "requirements.lock").read_text().splitlines() if line.startswith("torch=="))
+    here = Version(importlib.metadata.version("torch"))  # 2.13.0+cpu, PyTorch's CPU build, meets torch==2.13.0
+    assert f"torch=={here.public}" == torch_pin, f"this environment's torch is {here}, not the lock's {torch_pin}: run make setup"
+    site_packages = Path(run(["python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], tmp_path, env, "venv").strip())
+    torch_info = link_distributions(["torch"], site_packages)[0]
     run(
-        ["python", "-m", "pip", "install", "--quiet", torch_pin, "ipykernel", "nbclient", "nbformat"],
+        ["python", "-m", "pip", "install", "--quiet", "ipykernel", "nbclient", "nbformat"],
         tmp_path,
         env,
-        "installing torch and a kernel (what Colab's runtime holds)",
+        "installing a kernel (what Colab's runtime holds, with torch)",
     )
     version = "import torch, importlib.metadata as m; print(torch.__version__, m.distribution('torch')._path)"
     before = run(["python", "-c", version], tmp_path, env, "torch")
+    assert before.startswith(f"{here} ") and str(site_packages) in before, before
+    inode = (torch_info / "RECORD").stat().st_ino
     source = nbformat.read(plumbing.series_notebooks()[0], as_version=4).cells
     source = next(c.source for c in source if c.get("id") == colab.SETUP_ID)
     outputs = {}
@@ -270,6 +309,7 @@ def test_colab_setup_cell_keeps_a_newer_torch_and_runs_the_notebooks(tmp_path, s
                 os.link(file, clone / "data" / "standin" / file.name)
     assert outputs["plumbing build-standin"].strip() == "stand-in already built in data/standin", outputs
     assert run(["python", "-c", version], tmp_path, env, "torch") == before, "the setup cell reinstalled torch"
+    assert (torch_info / "RECORD").stat().st_ino == inode, "the setup cell reinstalled torch (a new RECORD)"
     installed = run(["python", "-m", "pip", "list", "--format=freeze"], tmp_path, env, "pip list").lower()
     for name in ("jupyterlab", "sphinx", "transformers", "nbval", "pytest"):
         assert f"\n{name}==" not in f"\n{installed}", f"the setup cell installed {name}"
