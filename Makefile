@@ -35,7 +35,7 @@ $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --progress-bar on -r requirements.lock
-	$(PY) -m pip install --quiet --no-deps --editable .   # the shared package plumbing (notebooks/plumbing/)
+	$(PY) -m pip install --quiet --no-deps --editable .   # the packages plumbing and grader (notebooks/plumbing/, notebooks/grader/)
 	@touch $@
 
 ## standin: build the synthetic stand-in checkpoint in data/standin/ unless LLAMA3_DIR points at real weights
@@ -151,7 +151,7 @@ classroom: $(STAMP)
 	$(PY) tools/classroom.py
 
 ## classroom-template: write the repository to create a GitHub Classroom assignment from, in the new folder OUT
-## (tools/classroom_template.py): the student edition as notebooks/NN_*.ipynb, the grader (notebooks/plumbing/), its
+## (tools/classroom_template.py): the student edition as notebooks/NN_*.ipynb, the grader (notebooks/grader/, notebooks/plumbing/), its
 ## workflow and a README for students; no solutions, tests, docs or tools. make classroom-template OUT=../llama3-assignment
 classroom-template:
 	@if [ -z "$(OUT)" ]; then echo "usage: make classroom-template OUT=path/to/new/folder (a folder that does not exist, or is empty)" >&2; exit 2; fi
@@ -159,17 +159,17 @@ classroom-template:
 	$(PY) tools/classroom_template.py "$(OUT)"
 
 ## gradescope: write Gradescope's autograder bundle, OUT/gradescope-autograder.zip (or OUT itself when it ends in .zip;
-## tools/gradescope.py): setup.sh and run_autograder at its root, the student edition and the grader (notebooks/plumbing/),
-## no solutions; each submission's notebooks graded one test per step (plumbing.gradescope). make gradescope OUT=build
+## tools/gradescope.py): setup.sh and run_autograder at its root, the student edition and the grader (notebooks/grader/, notebooks/plumbing/),
+## no solutions; each submission's notebooks graded one test per step (grader.gradescope). make gradescope OUT=build
 gradescope:
 	@if [ -z "$(OUT)" ]; then echo "usage: make gradescope OUT=folder (writes folder/gradescope-autograder.zip) or OUT=path/to/bundle.zip" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory setup
 	$(PY) tools/gradescope.py "$(OUT)"
 
-## grade: run a student's notebook and grade it step by step against Meta's reference code (plumbing.grading):
+## grade: run a student's notebook and grade it step by step against Meta's reference code (grader.grading):
 ## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json].
 ## make grade SUBMISSIONS=folder [OUT=dir] grades every notebook in folder (folder/<student>/NN_name.ipynb or
-## folder/<student>_NN_name.ipynb) into dir/grades.csv and dir/feedback/<student>.md (plumbing.gradebook; dir defaults
+## folder/<student>_NN_name.ipynb) into dir/grades.csv and dir/feedback/<student>.md (grader.gradebook; dir defaults
 ## to folder-grades/ beside folder). Fails (non-zero) unless every step passed
 grade:
 	@if [ -z "$(NOTEBOOK)$(SUBMISSIONS)" ] || [ -n "$(NOTEBOOK)" -a -n "$(SUBMISSIONS)" ] || [ -n "$(NOTEBOOK)" -a -n "$(OUT)" ]; then \

@@ -3,7 +3,7 @@
     python tools/classroom.py            # writes .github/workflows/classroom.yml
     python tools/classroom.py --check    # writes nothing; exit status 1 when the committed file is stale
 
-One test per graded step (``plumbing.grading_steps``), worth the step's points, with GitHub Classroom's
+One test per graded step (``grader.steps``), worth the step's points, with GitHub Classroom's
 ``autograding-command-grader``: ``python -m plumbing grade notebooks/student/NN_name.ipynb --step GRADE_ID``
 passes when that step passed. A notebook runs once: the first of its tests grades it and keeps the report in
 build/grading/, the others read it. Then ``autograding-grading-reporter`` sends the points to Classroom.
@@ -17,14 +17,14 @@ import sys
 from pathlib import Path
 
 import plumbing
-from plumbing.grading_steps import STEPS
+from grader.steps import STEPS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO_ROOT / ".github" / "workflows" / "classroom.yml"
 
 HEAD = """\
 # GitHub Classroom's autograding of the student edition (notebooks/student/): one test per graded step, worth its
-# points. Written by tools/classroom.py from plumbing.grading_steps (`make classroom`); tests/grading/test_grading.py
+# points. Written by tools/classroom.py from grader.steps (`make classroom`); tests/grading/test_grading.py
 # checks that it is up to date. Each test runs `python -m plumbing grade NOTEBOOK --step GRADE_ID`: the first
 # test of a notebook runs it on the synthetic stand-in and keeps the report in build/grading/, the others read it.
 name: Autograding Tests
@@ -43,7 +43,7 @@ jobs:
   run-autograding-tests:
     runs-on: ubuntu-24.04
     if: github.actor != 'github-classroom[bot]'
-    timeout-minutes: 180  # a notebook whose cells all loop: each cell stops after 2 min (plumbing.grading.TIMEOUT)
+    timeout-minutes: 180  # a notebook whose cells all loop: each cell stops after 2 min (grader.grading.TIMEOUT)
     env:
       PIP_EXTRA_INDEX_URL: https://download.pytorch.org/whl/cpu
     steps:

@@ -7,7 +7,7 @@ DIR holds what a learner needs to write, run and grade the graded steps, and no 
 - the student edition (``tools/student.py``) as ``notebooks/NN_*.ipynb``, where the grader looks for a notebook's
   steps, and its Chinese as ``notebooks/zh/NN_*.ipynb``; each note names its path in DIR, and the "Open in Colab"
   links, which open this repository's copy, are left out;
-- the package ``notebooks/plumbing/`` (the setup cells' code, the grader and its steps), ``pyproject.toml`` and
+- the packages ``notebooks/plumbing/`` (the setup cells' code) and ``notebooks/grader/`` (the grader and its steps), ``pyproject.toml`` and
   ``requirements.lock`` (``make setup``, as here), ``LICENSE`` and ``LICENSES/``;
 - a Makefile (setup, standin, smollm2, lab, grade), a README.md for learners and a .gitignore (.venv, build/, weights);
 - ``.github/workflows/classroom.yml``: ``tools/classroom.py``'s workflow on ``notebooks/NN_*.ipynb``.
@@ -34,11 +34,11 @@ import classroom
 import interface
 import plumbing
 import student
-from plumbing.grading_steps import STEPS
+from grader.steps import STEPS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Copied as they are (folders without caches).
-COPIED = ("notebooks/plumbing", "pyproject.toml", "requirements.lock", "LICENSE", "LICENSES")
+COPIED = ("notebooks/plumbing", "notebooks/grader", "pyproject.toml", "requirements.lock", "LICENSE", "LICENSES")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
 
 WORKFLOW_HEAD = """\
@@ -64,7 +64,7 @@ endif
 
 .PHONY: setup standin smollm2 lab grade
 
-## setup: create .venv and install requirements.lock, every package pinned, and the package plumbing
+## setup: create .venv and install requirements.lock, every package pinned, and the packages plumbing and grader
 setup: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml
 \t@test -x $(PY) || '$(PYTHON_SYS)' -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \\
@@ -158,8 +158,8 @@ failed, not attempted or shortcut, with points. A step that calls the library fu
 
 ## Do not edit
 
-- `.github/workflows/classroom.yml` (the grading) and `notebooks/plumbing/` (the grader and the notebooks' shared
-  code): your instructor's assignment protects them.
+- `.github/workflows/classroom.yml` (the grading), `notebooks/grader/` (the grader) and `notebooks/plumbing/` (the
+  notebooks' shared code): your instructor's assignment protects them.
 - The notebooks' names, and the graded cells themselves: keep each cell and its markers, and write your code
   between the markers.
 - `data/`, `.venv/` and `build/` are not committed (`.gitignore`): never commit weights.

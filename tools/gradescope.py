@@ -5,10 +5,10 @@
 
 The zip holds, at its root, what Gradescope's autograder format asks for: ``setup.sh``, run once as root when
 Gradescope builds the autograder's image (Python 3.11 or newer, requirements.lock, the package, the stand-in), and
-``run_autograder``, run for each submission (:mod:`plumbing.gradescope` grades every notebook of the series in
+``run_autograder``, run for each submission (:mod:`grader.gradescope` grades every notebook of the series in
 /autograder/submission/ into /autograder/results/results.json). Beside them, what grading needs, as
-tools/classroom_template.py places it: the package ``notebooks/plumbing/`` (the grader and its steps), the student
-edition as ``notebooks/NN_*.ipynb`` (where the grader finds each notebook's steps), ``pyproject.toml``,
+tools/classroom_template.py places it: the packages ``notebooks/grader/`` (the grader and its steps) and
+``notebooks/plumbing/``, the student edition as ``notebooks/NN_*.ipynb`` (where the grader finds each notebook's steps), ``pyproject.toml``,
 ``requirements.lock``, ``LICENSE`` and ``LICENSES/``. No solution: not the series' notebooks, tests/, docs/ or tools/.
 The zip is written to a temporary file beside it, then renamed: an error leaves nothing behind.
 
@@ -36,7 +36,7 @@ DATE = (1980, 1, 1, 0, 0, 0)
 SETUP = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu): Python 3.11 or newer, the
-# packages of requirements.lock (every one pinned; PyTorch's CPU-only build), the package plumbing, and the synthetic
+# packages of requirements.lock (every one pinned; PyTorch's CPU-only build), the packages plumbing and grader, and the synthetic
 # stand-in checkpoint (data/standin/, 2.1 GB) on which the grader checks every step.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -68,12 +68,12 @@ RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Gradescope runs this for each submission: every notebook of the series in /autograder/submission/ (whatever its
 # name) is run on the stand-in and graded step by step into /autograder/results/results.json, one test per step
-# (python -m plumbing.gradescope). AUTOGRADER_ROOT=DIR runs it on DIR/source, DIR/submission, DIR/results instead.
+# (python -m grader.gradescope). AUTOGRADER_ROOT=DIR runs it on DIR/source, DIR/submission, DIR/results instead.
 set -uo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
 mkdir -p "$root/results"
 cd "$root/source"
-exec env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR .venv/bin/python -m plumbing.gradescope \\
+exec env -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR .venv/bin/python -m grader.gradescope \\
     "$root/submission" "$root/results/results.json"
 """
 

@@ -9,7 +9,7 @@ translation. :func:`text` looks one up; a place's dictionary of words is a :clas
 ``python tools/i18n.py extract`` adds it to the catalogue (an entry whose English changed becomes fuzzy) and
 ``python tools/i18n.py check`` reports what is missing, fuzzy or no longer asked for (:func:`problems`).
 
-The grader's package (``notebooks/plumbing``) reads nothing here: it ships without ``locale/`` (GitHub Classroom's
+The grader (``notebooks/grader``, with ``notebooks/plumbing``) reads nothing here: it ships without ``locale/`` (GitHub Classroom's
 template), so a step's Chinese task is looked up by the tools that write the Chinese student edition (:func:`task`).
 """
 
@@ -98,7 +98,7 @@ class Words(Mapping):
 
 
 def task(step, lang: str) -> str:
-    """What the learner writes for the graded step ``step`` (``plumbing.grading.Step``), in ``lang``.
+    """What the learner writes for the graded step ``step`` (``grader.grading.Step``), in ``lang``.
 
     Raises:
         plumbing.Llama3Error: see :func:`text` (context ``task <grade_id>``).
@@ -113,7 +113,7 @@ def messages() -> list[tuple[str, str]]:
     import pdf_stage
     import site_stage
     import student
-    from plumbing.grading_steps import STEPS
+    from grader.steps import STEPS
 
     conf = importlib.util.spec_from_file_location("llama3_book_conf", site_stage.BOOK / "conf.py")
     conf.loader.exec_module(importlib.util.module_from_spec(conf))  # registers the site's extensions by name

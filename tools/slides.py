@@ -83,8 +83,8 @@ def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
     """``nb`` with each graded cell's code replaced by the student edition's stub (its outputs kept), marked
     ``llama3_stub`` so that its slide shows it whole; Meta's code of a graded step and the warm-ups as the student
     edition has them (tools/student.py's ``withhold``)."""
-    from plumbing.grading import stub
-    from plumbing.grading_steps import STEPS
+    from grader.grading import stub
+    from grader.steps import STEPS
     from student import withhold
 
     out = copy.deepcopy(nb)

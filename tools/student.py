@@ -7,7 +7,7 @@
 
 Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb``, Chinese
 ``notebooks/zh/NN_*.ipynb``, which ``tools/i18n.py build`` writes) and their graded steps
-(``plumbing.grading_steps``). In each notebook:
+(``grader.steps``). In each notebook:
 
 - in every graded cell (cell metadata ``nbgrader.solution``), the solution lines (metadata
   ``llama3.solution_lines``) become the step's task as comments (Chinese in the Chinese edition) and
@@ -41,8 +41,8 @@ import nbformat
 
 import interface
 import plumbing
-from plumbing.grading import NOT_ATTEMPTED, solution_region, stub
-from plumbing.grading_steps import STEPS
+from grader.grading import NOT_ATTEMPTED, solution_region, stub
+from grader.steps import STEPS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -164,7 +164,7 @@ def student_notebook(nb, number: str, language: str, path: str):
                     raise StudentError(
                         f"{path}: cell {cell.get('id')} is "
                         + (
-                            "marked as a solution but is not a graded step (plumbing.grading_steps)"
+                            "marked as a solution but is not a graded step (grader.steps)"
                             if step is None
                             else "a graded step without nbgrader's metadata"
                         )

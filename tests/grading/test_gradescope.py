@@ -1,4 +1,4 @@
-"""Gradescope's autograder bundle (tools/gradescope.py, ``make gradescope``) and its results (plumbing.gradescope).
+"""Gradescope's autograder bundle (tools/gradescope.py, ``make gradescope``) and its results (grader.gradescope).
 
 The bundle holds setup.sh and run_autograder (executable) at its root, the grader and the student edition where
 the grader finds them, and no solution, test or guide. Its own run_autograder, on the bundle's own package, writes a
@@ -21,11 +21,11 @@ import pytest
 
 import gradescope
 import plumbing
-from plumbing.gradebook import hints_for
-from plumbing.gradescope import step_output
-from plumbing.grading import Result, solution_region
-from plumbing.grading_hints import HINTS
-from plumbing.grading_steps import STEPS
+from grader.gradebook import hints_for
+from grader.gradescope import step_output
+from grader.grading import Result, solution_region
+from grader.hints import HINTS
+from grader.steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {p.name for p in plumbing.series_notebooks()}
@@ -67,13 +67,14 @@ def test_bundle_holds_the_scripts_the_grader_and_the_student_edition(bundle):
             assert stat.S_ISREG(mode) and mode & 0o111 == 0o111, f"{script} is not executable in the zip"
             assert zf.read(script).startswith(b"#!/usr/bin/env bash\n")
         assert {n for n in names if "/" not in n} == {"setup.sh", "run_autograder", "pyproject.toml", "requirements.lock", "LICENSE"}
-        package = ROOT / "notebooks" / "plumbing"
-        assert {n.removeprefix("notebooks/plumbing/") for n in names if n.startswith("notebooks/plumbing/")} == {
-            p.relative_to(package).as_posix()
-            for p in package.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-        }
-        assert "notebooks/plumbing/gradescope.py" in names and "notebooks/plumbing/grading_steps/n03_rmsnorm.py" in names
+        for folder in ("plumbing", "grader"):  # the two packages, whole
+            package = ROOT / "notebooks" / folder
+            assert {n.removeprefix(f"notebooks/{folder}/") for n in names if n.startswith(f"notebooks/{folder}/")} == {
+                p.relative_to(package).as_posix()
+                for p in package.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            }
+        assert "notebooks/grader/gradescope.py" in names and "notebooks/grader/steps/n03_rmsnorm.py" in names
         notebooks = {n.removeprefix("notebooks/") for n in names if n.startswith("notebooks/") and n.endswith(".ipynb")}
         assert notebooks == NAMES, "the student edition, in English only, at notebooks/NN_*.ipynb"
         for name in sorted(notebooks):  # the student edition: every graded step is a stub
@@ -90,7 +91,7 @@ def test_bundle_holds_the_scripts_the_grader_and_the_student_edition(bundle):
     setup = zipfile.ZipFile(bundle).read("setup.sh").decode()
     for named in ("requirements.lock", "--editable .", "plumbing build-standin", "download.pytorch.org/whl/cpu"):
         assert named in setup, named
-    assert "-m plumbing.gradescope" in zipfile.ZipFile(bundle).read("run_autograder").decode()
+    assert "-m grader.gradescope" in zipfile.ZipFile(bundle).read("run_autograder").decode()
 
 
 def test_a_path_ending_in_zip_and_what_is_refused(tmp_path, capsys):
@@ -132,8 +133,10 @@ def autograder(bundle, tmp_path_factory, standin_dir):
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
     env = plumbing.clean_environ(PYTHONPATH=str(root / "source" / "notebooks"), LLAMA3_DIR=str(standin_dir), AUTOGRADER_ROOT=str(root))
-    where = subprocess.run([str(python), "-c", "import plumbing; print(plumbing.__file__)"], env=env, capture_output=True, text=True)
-    assert Path(where.stdout.strip()).parent == root / "source" / "notebooks" / "plumbing", where.stderr
+    where = "import plumbing, grader; print(plumbing.__file__); print(grader.__file__)"
+    where = subprocess.run([str(python), "-c", where], env=env, capture_output=True, text=True)
+    packages = [root / "source" / "notebooks" / name for name in ("plumbing", "grader")]
+    assert [Path(f).parent for f in where.stdout.split()] == packages, where.stderr
 
     def run(files: dict[str, Path | None]) -> dict:
         submission, results = root / "submission", root / "results" / "results.json"

@@ -1,4 +1,4 @@
-"""The autograder (plumbing.grading, ``make grade``) and the student edition (tools/student.py, ``make student``).
+"""The autograder (grader.grading, ``make grade``) and the student edition (tools/student.py, ``make student``).
 
 For every notebook with graded steps: the series' notebook gets full marks; its student edition gets none,
 every step "not attempted". Also: the committed student edition is what tools/student.py writes, the steps'
@@ -20,8 +20,9 @@ import interface
 import plumbing
 import student
 from grading_cases import cases
-from plumbing import grading, grading_kernel
-from plumbing.grading_steps import STEPS
+from grader import grading
+from grader import kernel as grading_kernel
+from grader.steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
@@ -260,8 +261,8 @@ def test_08_loop_probes_greedy_seeded_sampling_and_every_stop_token(monkeypatch)
     import torch
 
     from grading_cases import n08 as cases08
-    from plumbing.grading_steps import n08_generation as n08
-    from plumbing.grading_steps import n08_sampling
+    from grader.steps import n08_generation as n08
+    from grader.steps import n08_sampling
 
     loop = _loop_08()
     assert _problems_08(loop) == []

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from grading_cases import cases, other_cases
-from plumbing import grading
-from plumbing.grading_steps import STEPS
+from grader import grading
+from grader.steps import STEPS
 from test_grading import GRADED, SERIES, edited, mistaken, rounds, statuses, write
 
 

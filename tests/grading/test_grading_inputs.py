@@ -11,8 +11,8 @@ import pytest
 
 import plumbing
 from grading_cases import other_cases
-from plumbing import grading
-from plumbing.grading_steps import STEPS
+from grader import grading
+from grader.steps import STEPS
 from test_grading import GRADED, SERIES, edited, statuses, write
 
 
@@ -104,7 +104,7 @@ def test_no_answer_is_in_the_notebook_before_its_step(number, tmp_path, small_we
         nb.cells.insert(
             after + 1,
             nbformat.v4.new_code_cell(  # the grader's own capture, then its values
-                f"__import__('plumbing.grading', fromlist=['capture']).capture({step.grade_id!r}, globals(), {step.capture!r})\n"
+                f"__import__('grader.grading', fromlist=['capture']).capture({step.grade_id!r}, globals(), {step.capture!r})\n"
                 f"_values_ = _torch_.load(__import__('os').environ['{grading.CAPTURE_ENV}'] + '/{step.grade_id}.pt')\n"
                 f"_outputs_ = {{k: v for k, v in _values_.items() if k not in {read!r}}}\n"
                 "_copies_ = [(k, where) for k, v in _outputs_.items() if isinstance(v, _torch_.Tensor) and v.numel() > 1\n"
@@ -113,7 +113,7 @@ def test_no_answer_is_in_the_notebook_before_its_step(number, tmp_path, small_we
                 f"assert not _copies_, f'{step.grade_id}: the notebook held the answer before the step: {{_copies_}}'"
             ),
         )
-    last = max(i for i, c in enumerate(nb.cells) if c.source.startswith("__import__('plumbing.grading'"))
+    last = max(i for i, c in enumerate(nb.cells) if c.source.startswith("__import__('grader.grading'"))
     nb.cells = nb.cells[: last + 1]  # the cells after the last step's capture hold nothing to check
     path = tmp_path / SERIES[number].name
     nbformat.write(nb, path)

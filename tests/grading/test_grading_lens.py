@@ -1,4 +1,4 @@
-"""Notebook 07's ``logit_lens``, graded by what it returns on the grader's probes (plumbing/grading_steps/
+"""Notebook 07's ``logit_lens``, graded by what it returns on the grader's probes (grader/steps/
 n07_next_token.py): the series' function passes, and so does one written row by row; each mistake fails, including
 one the model's own weights alone would not show (a fixed ``norm_eps``). Judged in this process on the small
 checkpoint, on the series' own cells: no notebook runs."""
@@ -14,9 +14,9 @@ import torch
 
 import plumbing
 from grading_cases import n07 as cases07
-from plumbing import grading_kernel
-from plumbing.grading_context import Context
-from plumbing.grading_steps import STEPS
+from grader import kernel as grading_kernel
+from grader.context import Context
+from grader.steps import STEPS
 
 SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
 STEP = next(s for s in STEPS["07"] if s.grade_id == "07-logit-lens")

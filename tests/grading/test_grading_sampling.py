@@ -1,4 +1,4 @@
-"""Notebook 08's sampling steps, graded by the ids drawn (plumbing/grading_steps/n08_sampling.py): the notebook's
+"""Notebook 08's sampling steps, graded by the ids drawn (grader/steps/n08_sampling.py): the notebook's
 ``sample_top_p`` and ``sampled_choice`` pass, so does each written another way, and each mistake fails its step; and
 the loop's feedback when it raises. Run in this process on the series' own cells: seconds, no notebook executed."""
 
@@ -9,7 +9,7 @@ import torch
 
 import plumbing
 from grading_cases import n08 as cases08
-from plumbing.grading_steps import STEPS
+from grader.steps import STEPS
 from test_grading import judged
 
 SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
@@ -53,7 +53,7 @@ def test_a_wrong_top_p_costs_only_its_step_and_the_notebooks_settings_are_restor
     """08-temperature draws with Meta's top-p in place of the learner's, then gives back the notebook's own."""
     wrong = cases08.TOP_P_MISTAKES[0]
     assert problems("08-top-p", [wrong]) and not problems("08-temperature", [wrong])
-    from plumbing.grading_steps import n08_sampling
+    from grader.steps import n08_sampling
 
     ns = {"temperature": 0.6, "top_p": 0.9, "sample_top_p": len, "torch": torch}
     exec("def sampled_choice(last_logits):\n    return sample_top_p(torch.tensor([1.0]), top_p)", ns)  # noqa: S102
@@ -64,7 +64,7 @@ def test_a_wrong_top_p_costs_only_its_step_and_the_notebooks_settings_are_restor
 def test_a_loop_that_raises_on_one_probe_names_that_probe():
     """A loop that takes max_gen_len 0 literally returns no ids, and the stub's torch.stack fails on that probe only:
     the feedback names the probe and the error, and the other probes are still judged."""
-    from plumbing.grading_steps import n08_generation as n08
+    from grader.steps import n08_generation as n08
 
     def generate(step, prompt_tokens, max_gen_len, choose, stop_tokens, max_seq_len):
         tokens, chosen_from = list(prompt_tokens), []

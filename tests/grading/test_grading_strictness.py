@@ -11,7 +11,7 @@ import pytest
 
 import inprocess
 import plumbing
-from plumbing import grading
+from grader import grading
 from grading_cases.n02 import LOOKUP_FOR_THE_PRODUCT
 from test_grading import SERIES, STEPS, edited, statuses, write
 

@@ -16,7 +16,7 @@ import pytest
 
 import plumbing
 import site_stage
-from plumbing.grading_steps import STEPS
+from grader.steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]

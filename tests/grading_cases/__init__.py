@@ -17,7 +17,7 @@ Each module ``nNN.py`` holds
 
 from importlib import import_module
 
-from plumbing.grading_steps import MODULES
+from grader.steps import MODULES
 
 
 def cases(number: str):

@@ -50,7 +50,7 @@ MORE_MISTAKES = [
 STOP_SET_MISTAKES = [[128001, 128009], [128001, 128008, 128009, 128000], "128001, 128008, 128009"]
 
 #: Mistakes of the choice the grader gives the loop (where, old, new): in its ``sampled_choice`` or in Meta's
-#: ``sample_top_p`` it compiles (plumbing/grading_steps/n08_sampling.py): the seeded probes must tell each from Meta's
+#: ``sample_top_p`` it compiles (grader/steps/n08_sampling.py): the seeded probes must tell each from Meta's
 #: ``generate``.
 CHOICE_MISTAKES = [
     ("sampled_choice", "last_logits[None] / temperature", "last_logits[None] * temperature"),  # temperature multiplied

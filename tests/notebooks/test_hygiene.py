@@ -24,7 +24,7 @@ PATTERNS = {
     "a timing": re.compile(r"(?i)\bwall time\b|\bcpu times\b|\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|sec|seconds)\b|\d+(?:\.\d+)?s/it|it/s\b"),
 }
 ALLOWED_CELL_METADATA = {"tags", "jupyter", "nbgrader", "llama3"}  # jupyter: {"source_hidden": true} keeps a solution
-# collapsed; nbgrader: a graded step (plumbing.grading); llama3: a graded cell's solution_lines
+# collapsed; nbgrader: a graded step (grader.grading); llama3: a graded cell's solution_lines
 ALLOWED_NB_METADATA = {"kernelspec", "language_info", "llama3"}  # llama3: the weights and prompt of the run
 
 

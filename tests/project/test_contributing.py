@@ -1,15 +1,20 @@
 """The contributor guide, CONTRIBUTING.md, stays true to the repository.
 
 No notebook runs: every repository path the guide names in code exists, every file of tools/ is in its table,
-every ``make`` target it names is in the Makefile, and no file still cites the guide's old name.
+every ``make`` target it names is in the Makefile, no file still cites the guide's old name, and each package's
+module table (its ``__init__.py``) names its modules.
 """
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import os
 import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "CONTRIBUTING.md"
@@ -90,6 +95,24 @@ def test_every_tool_is_in_the_table():
     assert tools, "no tools/*.py found"
     missing = [name for name in tools if f"`tools/{name}`" not in rows]
     assert not missing, f"CONTRIBUTING.md's table lacks {missing}: one line each, from the file's first docstring line"
+
+
+@pytest.mark.parametrize("package", ["plumbing", "grader"])
+def test_each_packages_module_table_names_its_modules_and_only_those(package):
+    """The table of ``notebooks/<package>/__init__.py``'s docstring: a row per module or subpackage (``reference_*``
+    names several; a part may be named in its module's row), and no row for one that is gone."""
+    folder = ROOT / "notebooks" / package
+    doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+    rules = [i for i, line in enumerate(doc.splitlines()) if line.startswith("====")]
+    assert len(rules) >= 2, f"{package}/__init__.py's docstring has no module table"
+    rows = doc.splitlines()[rules[0] + 1 : rules[1]]
+    named = [re.match(r"``([\w*]+)``", row).group(1) for row in rows if row.startswith("``")]
+    mentioned = named + re.findall(r"``(\w+)``", "\n".join(rows))  # a part named in its module's row
+    modules = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("__")} | {
+        p.name for p in folder.iterdir() if (p / "__init__.py").is_file()
+    }
+    assert not [m for m in modules if not any(fnmatch.fnmatch(m, n) for n in mentioned)], f"{package}'s table lacks them"
+    assert not [n for n in named if not any(fnmatch.fnmatch(m, n) for m in modules)], f"{package}'s table names no module"
 
 
 def test_every_make_target_exists():

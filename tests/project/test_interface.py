@@ -4,7 +4,7 @@ No Python file of the tools, the package or the diagrams holds a Chinese charact
 the reason (text that the code recognises or feeds in, not text it writes); every string that the code looks up
 (``interface.messages``) has its entry in interface.po, translated and not fuzzy, and no entry is left that nothing
 asks for; a missing or fuzzy entry is a ``Llama3Error`` that names its ``msgctxt``. The grader's package asks
-nothing of interface.po: GitHub Classroom's template ships ``notebooks/plumbing`` without ``locale/``.
+nothing of interface.po: GitHub Classroom's template ships ``notebooks/grader`` and ``notebooks/plumbing`` without ``locale/``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+import grader.steps
 import interface
 import plumbing
-from plumbing.grading import Step
+from grader.grading import Step
 
 ROOT = Path(__file__).resolve().parents[2]
 CHINESE = re.compile("[\u4e00-\u9fff]")
@@ -29,12 +30,12 @@ ALLOWED = {
     "tools/book/deep_dives.py": "its docstrings name the Chinese notebooks' heading (from NN.po), which it recognises",
     "tools/slides_cut.py": "its comments name the Chinese notebooks' heading and fold (from NN.po), which it recognises",
     "tools/student.py": "SOLUTION_LINE matches the Chinese notebooks' lines on the solutions (from NN.po), to remove them",
-    "notebooks/plumbing/grading_steps/n01_tokenization.py": "the probes of the tokenizer steps: Chinese input text",
+    "notebooks/grader/steps/n01_tokenization.py": "the probes of the tokenizer steps: Chinese input text",
 }
 
 
 def python_files() -> list[str]:
-    folders = [ROOT / "tools", ROOT / "notebooks" / "plumbing", ROOT / "images"]
+    folders = [ROOT / "tools", ROOT / "notebooks" / "plumbing", ROOT / "notebooks" / "grader", ROOT / "images"]
     return sorted(p.relative_to(ROOT).as_posix() for folder in folders for p in folder.rglob("*.py"))
 
 
@@ -71,7 +72,7 @@ def test_a_missing_or_fuzzy_entry_is_an_error_naming_its_context(tmp_path, monke
     monkeypatch.setattr(interface.i18n, "LOCALE_DIR", tmp_path)
     with pytest.raises(plumbing.Llama3Error, match=r"msgctxt 'pdf\.contents' is fuzzy"):
         interface.text("pdf.contents", "Contents")
-    step = next(s for s in plumbing.grading_steps.STEPS["03"] if s.grade_id == "03-gain")
+    step = next(s for s in grader.steps.STEPS["03"] if s.grade_id == "03-gain")
     with pytest.raises(plumbing.Llama3Error, match=r"msgctxt 'task 03-gain' has no entry"):
         interface.task(step, "zh")
     found = "\n".join(interface.problems())
@@ -81,6 +82,6 @@ def test_a_missing_or_fuzzy_entry_is_an_error_naming_its_context(tmp_path, monke
 
 def test_the_graders_package_has_no_chinese_task():
     assert "task_zh" not in {f.name for f in dataclasses.fields(Step)}
-    package = ROOT / "notebooks" / "plumbing"
     imports = re.compile(r"^\s*(?:import|from) (?:interface|i18n)\b", re.M)  # the tools that read locale/
-    assert not [p for p in package.rglob("*.py") if imports.search(p.read_text(encoding="utf-8"))]
+    for package in (ROOT / "notebooks" / "plumbing", ROOT / "notebooks" / "grader"):
+        assert not [p for p in package.rglob("*.py") if imports.search(p.read_text(encoding="utf-8"))]

@@ -1,4 +1,4 @@
-"""mypy finds no error in the package plumbing, with the [tool.mypy] settings of pyproject.toml."""
+"""mypy finds no error in the packages plumbing and grader, with the [tool.mypy] settings of pyproject.toml."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_mypy_is_clean_on_the_package():
+def test_mypy_is_clean_on_the_packages():
     command = [
         sys.executable,
         "-m",
@@ -18,6 +18,8 @@ def test_mypy_is_clean_on_the_package():
         str(ROOT / "pyproject.toml"),
         "-p",
         "plumbing",
+        "-p",
+        "grader",
         "--cache-dir",
         str(ROOT / "build" / "mypy_cache"),
     ]  # a warm cache: seconds instead of half a minute

@@ -359,8 +359,8 @@ def test_every_deck_fits_a_1024_by_768_projector(decks):
 
 def test_students_decks_show_the_stubs_not_the_graded_code():
     """The students' decks (``--student``) show no line of a graded step's code of their notebook, and its stub."""
-    from plumbing.grading import solution_region
-    from plumbing.grading_steps import STEPS
+    from grader.grading import solution_region
+    from grader.steps import STEPS
 
     cuts = slides_cut.load_cuts()
     for series in plumbing.series_notebooks():

@@ -6,7 +6,7 @@ Runs in the student's kernel: :func:`arm` (called by a cell the grader inserts b
 the cell's code by the file name IPython compiles it under, and a profile function (``sys.setprofile``) looks at
 each call of a library function with a forbidden name and each call into a forbidden module; when one of the
 frames that led to it lies in a graded cell's solution lines, the step's ``GRADE_ID.shortcut`` file in the
-capture folder gets a line. :mod:`plumbing.grading` reads those files.
+capture folder gets a line. :mod:`grader.grading` reads those files.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _SEEN: set[tuple[str, str]] = set()
 
 
 def _folders() -> tuple[tuple[str, ...], dict[str, str]]:
-    """The libraries matched by name (torch, tiktoken, this package) and the forbidden modules' folders or files."""
+    """The libraries matched by name (torch, tiktoken, the package plumbing) and the forbidden modules' folders or files."""
     import importlib.util
 
     def where(module: str) -> str | None:
@@ -35,14 +35,14 @@ def _folders() -> tuple[tuple[str, ...], dict[str, str]]:
             return None
         return str(Path(spec.origin).parent) + os.sep if spec.submodule_search_locations else spec.origin
 
-    here = str(Path(__file__).resolve().parent) + os.sep
+    here = where("plumbing")  # the series' package: matched by name, as torch is; its reference.py is Meta's code
     libraries = tuple(f for f in (where("torch"), where("tiktoken"), here) if f)
     forbidden = {
         f: name
         for name, f in (
             ("Meta's reference code (llama_models)", where("llama_models")),
             ("Hugging Face's transformers", where("transformers")),
-            ("plumbing.reference (Meta's code)", here + "reference.py"),
+            ("plumbing.reference (Meta's code)", here and here + "reference.py"),
         )
         if f
     }

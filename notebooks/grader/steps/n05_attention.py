@@ -37,7 +37,7 @@ def rotated(ctx) -> dict:
     """What earlier cells give the first step: layer 0's queries and keys after RoPE and its values, as Meta's
     ``Attention.forward`` computes them on the default prompt (``self.wq(x)`` ... ``apply_rotary_emb``), without the
     batch axis: [seqlen, heads, head_dim] bf16."""
-    from ..reference import precompute_freqs_cis
+    from plumbing.reference import precompute_freqs_cis
 
     p = ctx.params
     xq, xk, xv = ctx.meta_output("layers.0.attention.wq", "layers.0.attention.wk", "layers.0.attention.wv")
@@ -96,7 +96,7 @@ def scores(v, ctx):
 
 
 def causal_mask(v, ctx):
-    from ..reference import mask
+    from plumbing.reference import mask
 
     expected = mask(v["seqlen"])  # Meta's Transformer.forward: triu(full(-inf), diagonal=1), bf16; None for one token
     unmasked = v["unmasked"]  # the student's scores of the step before
@@ -176,7 +176,7 @@ STEPS = [
         "mask: None for a single token; otherwise [seqlen, seqlen] bf16, -inf where n > m and 0 elsewhere.\n"
         "scores: the scores plus the mask, when there is one.",
         "{'seqlen': len(inputs.tokens), 'mask': mask, 'scores': scores, 'unmasked': "
-        "__import__('plumbing.grading_steps.n05_attention', fromlist=['captured']).captured('05-scores', 'scores')}",
+        "__import__('grader.steps.n05_attention', fromlist=['captured']).captured('05-scores', 'scores')}",
         causal_mask,
         shortcuts=ATTENTION,
     ),

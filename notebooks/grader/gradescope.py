@@ -1,16 +1,16 @@
 """Gradescope's results for one submission: every notebook of the series in it, graded into ``results.json``.
 
-    python -m plumbing.gradescope SUBMISSION RESULTS    # the autograder bundle's run_autograder (tools/gradescope.py)
+    python -m grader.gradescope SUBMISSION RESULTS    # the autograder bundle's run_autograder (tools/gradescope.py)
 
 Every ``*.ipynb`` under SUBMISSION (hidden files and folders, ``__MACOSX`` left out) is graded by
-:func:`plumbing.grading.grade`, whatever its name: a renamed notebook is recognised by its graded cells' nbgrader
+:func:`grader.grading.grade`, whatever its name: a renamed notebook is recognised by its graded cells' nbgrader
 metadata. When several files are one notebook of the series (a repository's ``notebooks/03_rmsnorm.ipynb`` and
 ``notebooks/zh/03_rmsnorm.ipynb``), the one nearest SUBMISSION's top is graded and the output names the others.
 
 RESULTS is Gradescope's ``results.json``: ``score`` (the points), ``execution_time``, ``output`` (which files were
 graded, and why others were not) and ``tests``, one per graded step, named ``"GRADE_ID: title"``, with ``score``,
 ``max_score``, ``status`` (``passed`` or ``failed``) and ``output``: the step's status and the grader's message, the
-hints of :data:`plumbing.grading_hints.HINTS` for a step that failed or took a shortcut, the task for one not
+hints of :data:`grader.hints.HINTS` for a step that failed or took a shortcut, the task for one not
 attempted. A submission without a notebook of the series gets score 0 and an output that says what to submit. The
 file is written whole or not at all (a temporary file, then renamed).
 """
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import Llama3Error
+from plumbing.errors import Llama3Error
 from .gradebook import deep_dives_elsewhere, hints_for
 
 SUBMIT = (
@@ -81,9 +81,9 @@ def results(submission: str | Path, checkpoint=None) -> dict:
     Raises:
         Llama3Error: ``submission`` is not a folder, or the weights cannot be opened.
     """
-    from .checkpoint import open_checkpoint
+    from plumbing.checkpoint import open_checkpoint
     from .grading import grade, steps_of
-    from .paths import display_path
+    from plumbing.paths import display_path
 
     start = time.monotonic()
     folder = Path(submission)
@@ -147,7 +147,7 @@ def results(submission: str | Path, checkpoint=None) -> dict:
 
 def write_results(path: str | Path, data: dict) -> None:
     """Write ``data`` as JSON to ``path`` (a temporary file, then renamed)."""
-    from .paths import atomic_write
+    from plumbing.paths import atomic_write
 
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     atomic_write(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
@@ -155,7 +155,7 @@ def write_results(path: str | Path, data: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Grade the submission into results.json; exit status 0 when written, 2 on an error (printed as one line)."""
-    parser = argparse.ArgumentParser(prog="python -m plumbing.gradescope", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m grader.gradescope", description=__doc__.split("\n\n")[0])
     parser.add_argument("submission", type=Path, help="the submission's folder (/autograder/submission)")
     parser.add_argument("results", type=Path, help="the results file to write (/autograder/results/results.json)")
     args = parser.parse_args(argv)

@@ -1,9 +1,9 @@
-"""The graded steps of each notebook (:class:`plumbing.grading.Step`), one module per notebook.
+"""The graded steps of each notebook (:class:`grader.grading.Step`), one module per notebook.
 
 ``STEPS["03"]`` lists notebook 03's steps in the notebook's order. Each module's checks compute what the
 step must give from the student's own inputs of that step, with Meta's reference code (``llama_models``)
 or the formula of Meta's code it follows (named in each check), and compare with
-:func:`plumbing.grading.compare`: bitwise where the notebook follows Meta's order of operations.
+:func:`grader.grading.compare`: bitwise where the notebook follows Meta's order of operations.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from ..grading import Step, compare
 def layers(v, ctx):
     import torch
 
-    from ..reference import run
+    from plumbing.reference import run
 
     n_layers = ctx.params.n_layers
     names = [f"layers.{i}" for i in range(n_layers)]
@@ -50,7 +50,7 @@ def layers(v, ctx):
 def final_norm(v, ctx):
     import torch
 
-    from ..reference import rms_norm
+    from plumbing.reference import rms_norm
 
     with torch.inference_mode():  # Meta: h = self.norm(h)
         expected = rms_norm(ctx.checkpoint, "norm")(v["h"])
@@ -120,7 +120,7 @@ def logit_lens(v, ctx):
     import torch
     import torch.nn.functional as F
 
-    from ..reference import rms_norm
+    from plumbing.reference import rms_norm
 
     def meta(rows, norm, weight):  # Meta: self.output(self.norm(h)).float(), F.linear on a batch of one
         with torch.inference_mode():
@@ -191,7 +191,7 @@ STEPS = [
         "The body of logit_lens: rows of the residual stream [n, dim] normalised with rms_norm, norm_weight and\n"
         "norm_eps, then multiplied by output_weight transposed, converted to float32: [n, vocab_size], where\n"
         "vocab_size is output_weight's number of rows. It must work for any rows and weights it is given.",
-        "__import__('plumbing.grading_steps.n07_next_token', fromlist=['lens_values']).lens_values(logit_lens, model)",
+        "__import__('grader.steps.n07_next_token', fromlist=['lens_values']).lens_values(logit_lens, model)",
         logit_lens,
     ),
 ]

@@ -4,13 +4,13 @@ A folder holds either one subfolder per student, ``FOLDER/<student>/NN_name.ipyn
 download; nbgrader's ``submitted/<student>/<assignment>/NN_name.ipynb``, at any depth in the student's folder),
 or notebooks directly in it whose name starts with the student, ``FOLDER/<student>_NN_name.ipynb``; a
 notebook directly in ``FOLDER`` whose name names no student belongs to ``FOLDER``'s own name (one student's folder).
-Each notebook is graded by :func:`plumbing.grading.grade`; one that cannot be (not a notebook of the series,
+Each notebook is graded by :func:`grader.grading.grade`; one that cannot be (not a notebook of the series,
 unreadable) gets a row with status ``error`` and 0 points, and a line in the feedback.
 
 Written atomically into ``OUT`` (default: ``FOLDER-grades/`` beside ``FOLDER``): ``grades.csv`` (one row per step:
 student, notebook, grade_id, title, status, points, max_points) and ``feedback/<student>.md`` (per notebook each
 step's status and points; for a step that did not pass, the grader's message and the hints of
-:data:`plumbing.grading_hints.HINTS`, or for one not attempted, what to write; the total).
+:data:`grader.hints.HINTS`, or for one not attempted, what to write; the total).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import Llama3Error
-from .grading_hints import HINTS, MATCHES, SHORTCUT
+from plumbing.errors import Llama3Error
+from .hints import HINTS, MATCHES, SHORTCUT
 
 if TYPE_CHECKING:
     from .grading import Report
@@ -39,7 +39,7 @@ class Graded:
         student: the student's name (their folder's name, or the file name's prefix).
         path: the notebook's file.
         name: the file relative to the submissions folder, for messages.
-        report: the grader's :class:`~plumbing.grading.Report`, or None.
+        report: the grader's :class:`~grader.grading.Report`, or None.
         error: why it could not be graded (with ``report`` None).
         max_points: the points of its steps when its notebook of the series is known, else 0.
     """
@@ -79,7 +79,7 @@ def submissions(folder: Path, skip: Path | None = None) -> list[tuple[str, Path]
     Raises:
         Llama3Error: ``folder`` is not a folder, or holds no notebook.
     """
-    from .paths import display_path
+    from plumbing.paths import display_path
 
     if not folder.is_dir():
         raise Llama3Error(
@@ -109,7 +109,7 @@ def student_of(path: Path, fallback: str) -> str:
     """The student of a notebook lying directly in the submissions folder: its name's prefix before a notebook of
     the series (``alice_03_rmsnorm.ipynb``: ``alice``), else before any ``NN_name``, else its whole stem;
     ``fallback`` when the prefix is empty (``03_rmsnorm.ipynb`` in one student's folder)."""
-    from .paths import series_notebooks
+    from plumbing.paths import series_notebooks
 
     stem = path.stem
     cut = [stem.find(s.stem) for s in series_notebooks() if s.stem in stem]
@@ -122,7 +122,7 @@ def grade_one(student: str, path: Path, folder: Path, checkpoint) -> Graded:
     """Grade one submitted notebook; whatever goes wrong with the file becomes :attr:`Graded.error`, never an
     exception (the checkpoint is the caller's, so a problem with the setup is raised before any notebook)."""
     from .grading import grade, steps_of
-    from .paths import display_path, series_notebooks
+    from plumbing.paths import display_path, series_notebooks
 
     graded = Graded(student, path, path.relative_to(folder).as_posix())
     named = [s for s in series_notebooks() if s.stem in path.stem]  # for the row of a file that cannot be graded
@@ -169,7 +169,7 @@ def rows(graded: list[Graded]) -> list[dict]:
 
 def write_csv(path: Path, graded: list[Graded]) -> None:
     """Write the gradebook to ``path`` (a temporary file, then renamed)."""
-    from .paths import atomic_write
+    from plumbing.paths import atomic_write
 
     def write(tmp: Path) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
@@ -181,8 +181,8 @@ def write_csv(path: Path, graded: list[Graded]) -> None:
 
 
 def hints_for(result) -> tuple[str, ...]:
-    """The hints for a :class:`~plumbing.grading.Result`: for a failed step, those of its step that its message
-    matches (:data:`~plumbing.grading_hints.MATCHES`), or all of them; for a shortcut, the shortcut's; else ()."""
+    """The hints for a :class:`~grader.grading.Result`: for a failed step, those of its step that its message
+    matches (:data:`~grader.hints.MATCHES`), or all of them; for a shortcut, the shortcut's; else ()."""
     if result.status == "shortcut":
         return (SHORTCUT,)
     if result.status != "failed":
@@ -266,8 +266,8 @@ def grade_folder(
     Raises:
         Llama3Error: ``folder`` is missing or holds no notebook, or the weights cannot be opened.
     """
-    from .checkpoint import open_checkpoint
-    from .paths import atomic_write, display_path
+    from plumbing.checkpoint import open_checkpoint
+    from plumbing.paths import atomic_write, display_path
 
     folder = Path(folder).expanduser()
     out = default_out(folder) if out is None else Path(out).expanduser()

@@ -1,12 +1,12 @@
 """The grader's view of a notebook's cells: a graded cell's solution lines (marked or not), its stub, and the
-shortcuts its source takes (:mod:`plumbing.grading`)."""
+shortcuts its source takes (:mod:`grader.grading`)."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
 
-from .errors import Llama3Error
+from plumbing.errors import Llama3Error
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 #: Modules whose use in a solution is always a shortcut: Meta's reference code and Hugging Face's.

@@ -1,5 +1,5 @@
 """The grader's comparison of a student's value with the reference's: bitwise, or within a stated tolerance, with
-the first value that differs (:mod:`plumbing.grading`)."""
+the first value that differs (:mod:`grader.grading`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ def compare(name: str, ours, expected, *, atol: float = 0.0, rtol: float = 0.0) 
     """
     import torch
 
-    from .checks import same_bits
+    from plumbing.checks import same_bits
 
     if not isinstance(expected, torch.Tensor):
         return [] if ours == expected else [f"{name}: {_short(ours)} instead of {_short(expected)}"]

@@ -33,7 +33,7 @@ def layer0_h(ctx):
 def ffn_norm(v, ctx):
     import torch
 
-    from ..reference import rms_norm
+    from plumbing.reference import rms_norm
 
     with torch.inference_mode():  # Meta's RMSNorm with the gain layers.0.ffn_norm.weight: self.ffn_norm(h)
         expected = rms_norm(ctx.checkpoint, "layers.0.ffn_norm")(v["h"])

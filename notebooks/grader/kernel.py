@@ -1,5 +1,5 @@
 """The grader in the student's kernel: running the notebook, and the capture cells that save each step's values
-for the grader's process (:mod:`plumbing.grading`)."""
+for the grader's process (:mod:`grader.grading`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 #: Seconds a cell may run before it is interrupted (its step then fails): the series' slowest cell takes a few seconds.
 TIMEOUT = 120
-#: Where the capture cells write; set by :func:`plumbing.grading.grade` for the kernel.
+#: Where the capture cells write; set by :func:`grader.grading.grade` for the kernel.
 CAPTURE_ENV = "LLAMA3_GRADE_CAPTURE"
 
 
@@ -24,7 +24,7 @@ def capture(grade_id: str, namespace: Mapping, expression: str) -> None:
     folder = Path(os.environ[CAPTURE_ENV])
     try:
         values = eval(expression, dict(namespace))  # noqa: S307 (the grader's own expression)
-        # Saving runs none of the student's code: the tripwires' profile function (plumbing.tripwire) is paused,
+        # Saving runs none of the student's code: the tripwires' profile function (grader.tripwire) is paused,
         # which would otherwise look at every call of the pickler (seconds for 01's 128,000 ranks).
         profile = sys.getprofile()
         sys.setprofile(None)

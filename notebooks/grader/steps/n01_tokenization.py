@@ -61,7 +61,7 @@ ENCODERS = (
 
 def _meta():
     """Meta's ``Tokenizer`` (``llama_models/llama3/tokenizer.py``), built from Meta's own ``tokenizer.model``."""
-    from ..reference import tokenizer
+    from plumbing.reference import tokenizer
 
     return tokenizer()
 

@@ -1,5 +1,5 @@
 """What a graded step's check may use besides the student's values (:class:`Context`): the grader's checkpoint,
-the default prompt's token ids and Meta's modules run on them. Used by :func:`plumbing.grading.grade`."""
+the default prompt's token ids and Meta's modules run on them. Used by :func:`grader.grading.grade`."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ class Context:
     def tokens(self) -> list[int]:
         """The default prompt's token ids, as the notebooks' setup gives them (:func:`plumbing.inputs.setup`)."""
         if self._tokens is None:
-            from .inputs import DEFAULT_PROMPT
-            from .tokenizer import tokenizer_path
-            from .tokenizer_child import tokenize_out_of_process
+            from plumbing.inputs import DEFAULT_PROMPT
+            from plumbing.tokenizer import tokenizer_path
+            from plumbing.tokenizer_child import tokenize_out_of_process
 
             self._tokens = tokenize_out_of_process(tokenizer_path(self.checkpoint.source), DEFAULT_PROMPT)[0]
         return self._tokens
@@ -40,7 +40,7 @@ class Context:
         tuple of each's, from one forward pass."""
         import torch
 
-        from .reference import run
+        from plumbing.reference import run
 
         names = (name, *more)
         missing = [n for n in names if n not in self._outputs and n != "tok_embeddings"]
@@ -54,6 +54,6 @@ class Context:
     @property
     def meta(self):
         """Meta's ``llama_models/llama3/model.py`` (:func:`plumbing.reference.meta_model_code`)."""
-        from .reference import meta_model_code
+        from plumbing.reference import meta_model_code
 
         return meta_model_code()

@@ -3,7 +3,7 @@
 The steps a learner writes are code cells found by metadata: ``nbgrader`` says ``solution: true`` and gives
 the step's ``grade_id``; in the series, which shows no markers, ``llama3.solution_lines`` gives the solution's
 first and last line; the student edition puts nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``
-around its stub, where the learner writes. :mod:`plumbing.grading_steps` says, for each step, which values to read
+around its stub, where the learner writes. :mod:`grader.steps` says, for each step, which values to read
 from the student's kernel and how to check them. The checks run here, in the grader's process, from the
 package: Meta's reference code (``llama_models``) or its formula, applied to the student's own inputs of
 that step. So a mistake in one step costs that step only (the next step is checked on what the student
@@ -14,7 +14,7 @@ While every earlier step passed, they must also be what those steps gave and wha
 (``Step.given``: the checkpoint's tensors, Meta's modules' outputs), so a cell slipped in before a step to change
 its input fails that step. float32 intermediates pass within the tolerance each check states (another order of
 a sum, ``1 / torch.sqrt`` for ``torch.rsqrt``); the bf16 values after them are compared bitwise, computed from the
-student's own float32 values. :mod:`plumbing.tripwire` watches, while the notebook runs, for calls from a
+student's own float32 values. :mod:`grader.tripwire` watches, while the notebook runs, for calls from a
 solution's lines of the functions the step forbids, however they were bound.
 
 A step is
@@ -43,11 +43,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
-from .errors import Llama3Error
-from .grading_cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, untouched
-from .grading_compare import compare
-from .grading_context import Context
-from .grading_kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
+from plumbing.errors import Llama3Error
+from .cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, untouched
+from .compare import compare
+from .context import Context
+from .kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
 
 __all__ = [
     "BEGIN",
@@ -169,7 +169,7 @@ class Report:
 def series_notebook(path: Path, nb=None) -> Path:
     """The series' notebook whose steps ``path`` has: by its name (``03_rmsnorm.ipynb`` in any folder), else by the
     ``grade_id`` of its graded cells (a file renamed by a learning platform's download, ``alice_03_rmsnorm.ipynb``)."""
-    from .paths import series_notebooks
+    from plumbing.paths import series_notebooks
 
     for series in series_notebooks():
         if path.name == series.name:
@@ -187,7 +187,7 @@ def series_notebook(path: Path, nb=None) -> Path:
 
 def steps_of(series: Path) -> list[Step]:
     """The graded steps of a notebook of the series, in its order."""
-    from .grading_steps import STEPS
+    from .steps import STEPS
 
     return list(STEPS.get(series.stem[:2], []))
 
@@ -211,8 +211,8 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
     import nbformat
     import torch
 
-    from .checkpoint import open_checkpoint
-    from .paths import display_path
+    from plumbing.checkpoint import open_checkpoint
+    from plumbing.paths import display_path
 
     path = Path(path)
     if not path.is_file():
@@ -242,18 +242,18 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
                 continue
             if s is not None:  # its inputs as earlier cells left them, and the tripwires on its solution lines
                 if s.inputs:
-                    code = f"__import__('plumbing.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), {_inputs_expression(s)!r})"
+                    code = f"__import__('grader.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), {_inputs_expression(s)!r})"
                     run_cells.append(nbformat.v4.new_code_cell(code))
                 region = learner_region(cell, series_cells.get(s.cell))
                 first, last_line = (region[1] + 1, region[2]) if region else (1, len(cell.source.split("\n")))
                 code = (
-                    f"__import__('plumbing.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
+                    f"__import__('grader.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
                     f"{last_line}, {tuple(s.shortcuts)!r})"
                 )
                 run_cells.append(nbformat.v4.new_code_cell(code))
             run_cells.append(cell)
             for s in captures.get(id(cell), []):
-                code = f"__import__('plumbing.grading').grading.capture({s.grade_id!r}, globals(), {s.capture!r})"
+                code = f"__import__('grader.grading').grading.capture({s.grade_id!r}, globals(), {s.capture!r})"
                 run_cells.append(nbformat.v4.new_code_cell(code))
         run = nbformat.v4.new_notebook(cells=run_cells, metadata=nb.metadata)
         stopped = execute(run, series.parent, capture_dir, timeout)

@@ -87,7 +87,7 @@ STEPS = [
         "toy_one_hot: the one-hot rows of toy_tokens over the 6 ids of toy_table, float32, shape [4, 6].\n"
         "toy_x: toy_one_hot times toy_table as a matrix product, shape [4, 4].",
         "{'toy_tokens': toy_tokens, 'toy_table': toy_table, 'toy_one_hot': toy_one_hot, 'toy_x': toy_x, 'probe': "
-        "__import__('plumbing.grading_steps.n02_embedding_lookup', fromlist=['_']).follows_one_hot(globals(), _i)}",
+        "__import__('grader.steps.n02_embedding_lookup', fromlist=['_']).follows_one_hot(globals(), _i)}",
         one_hot_product,
         shortcuts=SHORTCUTS,
     ),

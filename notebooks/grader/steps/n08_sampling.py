@@ -1,4 +1,4 @@
-"""Notebook 08's sampling steps, judged by the ids drawn (:mod:`plumbing.grading_steps.n08_generation`): top-p, and
+"""Notebook 08's sampling steps, judged by the ids drawn (:mod:`grader.steps.n08_generation`): top-p, and
 the temperature before it, as Meta's ``Llama3.generate`` and ``sample_top_p`` do them (llama_models/llama3/generation.py).
 """
 
@@ -35,7 +35,7 @@ def meta_sample_top_p():
 
     import torch
 
-    from ..reference import meta_generation_code
+    from plumbing.reference import meta_generation_code
 
     namespace = {"torch": torch}
     exec(compile(inspect.getsource(meta_generation_code().sample_top_p), "<Meta's sample_top_p>", "exec"), namespace)  # noqa: S102

@@ -67,7 +67,7 @@ def function_values(rms_norm) -> dict:
 def function(v, ctx):
     import torch
 
-    from ..reference import meta_model_code
+    from plumbing.reference import meta_model_code
 
     problems = []
     for run in v["runs"]:
@@ -134,7 +134,7 @@ STEPS = [
         "RMSNorm as one function",
         "The body of rms_norm(x, weight, norm_eps): section 4's steps for rows x of any shape [..., dim] and dtype:\n"
         "float32, times 1/RMS over the last axis (with the argument norm_eps), back to x's dtype, times weight.",
-        "__import__('plumbing.grading_steps.n03_rmsnorm', fromlist=['function_values']).function_values(rms_norm)",
+        "__import__('grader.steps.n03_rmsnorm', fromlist=['function_values']).function_values(rms_norm)",
         function,
         shortcuts=SHORTCUTS,
     ),

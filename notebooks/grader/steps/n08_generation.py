@@ -200,7 +200,7 @@ def generate_values(generate, stop_tokens=None) -> dict:
 def kv_cache(v, ctx):
     import torch
 
-    from ..reference import transformer
+    from plumbing.reference import transformer
 
     prompt, token = v["prompt_tokens"], v["token"]
     seqlen = len(prompt)
@@ -241,7 +241,7 @@ def _meta_toy(probe: Probe, calls):
 
     import torch
 
-    from ..reference import meta_model_code
+    from plumbing.reference import meta_model_code
 
     Transformer: type = meta_model_code().Transformer  # a class found at run time, named so that it can be a base class
 
@@ -273,8 +273,8 @@ def _calls(name, ours, expected) -> list[str]:
 def generate(v, ctx):
     import torch
 
-    from ..reference import generate as meta_generate
-    from ..reference import generation_tokenizer
+    from plumbing.reference import generate as meta_generate
+    from plumbing.reference import generation_tokenizer
 
     # The notebook's own stop set, which the notebook passes to generate: Meta's Tokenizer.stop_tokens of the checkpoint.
     expected = list(generation_tokenizer(ctx.checkpoint).stop_tokens) if ctx is not None else STOP_TOKENS
@@ -318,7 +318,7 @@ STEPS = [
         "the key/value cache",
         "Write xk and xv into rows start_pos ... start_pos + seqlen - 1 of layer `layer`'s cache_k and cache_v;\n"
         "keys and values: rows 0 ... start_pos + seqlen - 1 of those caches, through repeat_kv.",
-        "__import__('plumbing.grading_steps.n08_generation', fromlist=['kv_cache_values']).kv_cache_values(globals())",
+        "__import__('grader.steps.n08_generation', fromlist=['kv_cache_values']).kv_cache_values(globals())",
         kv_cache,
         after="beba54b1",
         points=2,
@@ -329,7 +329,7 @@ STEPS = [
         "decode: one new position",
         "next_token: the id (an int) of the largest logit of the prefill's last position (greedy).\n"
         "step_logits: forward(model, ..., cache) on that one token at start_pos = seqlen, [1, vocab_size] float32.",
-        "__import__('plumbing.grading_steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
+        "__import__('grader.steps.n08_generation', fromlist=['decode_values']).decode_values(globals())",
         decode,
     ),
     Step(
@@ -340,8 +340,7 @@ STEPS = [
         "tokens (the prompt, then each chosen id) and chosen_from (the logits each id was chosen from: the last row of\n"
         "step's output). Each call of step gets only the tokens it has not seen yet, with start_pos the position of the\n"
         "first of them; stop after max_gen_len ids, at max_seq_len, or after a stop token (kept).",
-        "__import__('plumbing.grading_steps.n08_generation', fromlist=['generate_values'])"
-        ".generate_values(generate, globals().get('stop_tokens'))",
+        "__import__('grader.steps.n08_generation', fromlist=['generate_values']).generate_values(generate, globals().get('stop_tokens'))",
         generate,
     ),
     Step(
@@ -351,7 +350,7 @@ STEPS = [
         "The body of sample_top_p, as Meta's: sort probs from the most probable down; keep each id while the\n"
         "probabilities before it add up to at most p (the id that crosses p is kept); draw one kept id, in proportion\n"
         "to its probability (torch.multinomial); return its id in probs, an int.",
-        "__import__('plumbing.grading_steps.n08_sampling', fromlist=['top_p_values']).top_p_values(sample_top_p)",
+        "__import__('grader.steps.n08_sampling', fromlist=['top_p_values']).top_p_values(sample_top_p)",
         top_p,
     ),
     Step(
@@ -360,7 +359,7 @@ STEPS = [
         "temperature, then top-p",
         "The body of sampled_choice: the probabilities of last_logits divided by temperature (softmax, [vocab_size]\n"
         "float32), then one id drawn from them by sample_top_p with top_p, an int.",
-        "__import__('plumbing.grading_steps.n08_sampling', fromlist=['temperature_values']).temperature_values(sampled_choice)",
+        "__import__('grader.steps.n08_sampling', fromlist=['temperature_values']).temperature_values(sampled_choice)",
         temperature,
     ),
 ]

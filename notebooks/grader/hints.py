@@ -3,7 +3,7 @@
 ``HINTS[grade_id]`` holds the hints of the §6 rows whose mistake is made in that step's solution lines (a ``|``
 that the table escapes as ``\\|`` is a plain ``|`` here). A row whose mistake no graded step can make (it is made
 in a cell the learner does not write, or in a deep dive) is left out. :data:`MATCHES` gives the hints that belong
-to a mistake the grader's message names; :func:`plumbing.gradebook.hints_for` shows, for a failed step, the hints
+to a mistake the grader's message names; :func:`grader.gradebook.hints_for` shows, for a failed step, the hints
 whose message matched, or all the step's hints when none did; for a shortcut, :data:`SHORTCUT` (§6's opening).
 """
 
