@@ -83,9 +83,13 @@ def untouched(code: str) -> bool:
     return [line.strip() for line in code.split("\n") if line.strip()[:1] not in ("", "#")] == ["raise NotImplementedError()"]
 
 
+#: Calls no step needs, which would switch off or get round the tripwires (grader/tripwire.py): flagged in every step.
+EVASIONS = ("setprofile", "settrace", "_getframe", "exec", "eval", "Thread")
+
+
 def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
-    """The shortcuts ``code`` takes: a call of one of ``names`` (as a name or an attribute), or any use of
-    Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run
+    """The shortcuts ``code`` takes: a call of one of ``names`` or :data:`EVASIONS` (as a name or an attribute), or
+    any use of Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run
     reports the error)."""
     try:
         tree = ast.parse(textwrap.dedent(code))  # the body of a function is indented
@@ -98,6 +102,8 @@ def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if name in names:
                 found.append(f"calls {ast.unparse(func)}")
+            elif name in EVASIONS:
+                found.append(f"calls {ast.unparse(func)}, which would get round the grader's watch")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}" for m in modules if m.startswith(FORBIDDEN_MODULES)]

@@ -47,7 +47,7 @@ from plumbing.errors import Llama3Error
 from .cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, untouched
 from .compare import compare
 from .context import Context
-from .kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute
+from .kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute, load_values
 
 __all__ = [
     "BEGIN",
@@ -274,7 +274,7 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
                 series_cells.get(s.cell),
             )
             if result.status == "passed":
-                values = torch.load(capture_dir / f"{s.grade_id}.pt", weights_only=False)
+                values = load_values(capture_dir / f"{s.grade_id}.pt")
                 produced.update({k: v for k, v in values.items() if k not in s.inputs})
             unfinished = [r.grade_id for r in report.results if r.status in ("not attempted", "failed")]
             if result.status == "failed" and unfinished and "NameError" in result.detail:
@@ -324,7 +324,7 @@ def _input_problems(s: Step, values: dict, capture_dir: Path, context: Context, 
     saved = capture_dir / f"{s.grade_id}{BEFORE}.pt"
     if not s.inputs or not saved.exists():
         return []
-    before = torch.load(saved, weights_only=False)
+    before = load_values(saved)
     problems = []
     for name in s.inputs:
         if compare(name, values.get(name), before[name]):
@@ -385,7 +385,10 @@ def _grade_step(
         if why.startswith(f"{NOT_ATTEMPTED}:"):  # a function whose body is still the stub
             return result("not attempted")
         return result("failed", f"could not read the step's values: {why}")
-    values = torch.load(saved, weights_only=False)
+    try:
+        values = load_values(saved)
+    except Llama3Error as e:
+        return result("failed", str(e))
     try:
         problems = _input_problems(s, values, capture_dir, context, torch, produced)
         problems = problems or s.check(values, context)

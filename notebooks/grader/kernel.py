@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from plumbing.errors import Llama3Error
+
 #: Seconds a cell may run before it is interrupted (its step then fails): the series' slowest cell takes a few seconds.
 TIMEOUT = 120
 #: Where the capture cells write; set by :func:`grader.grading.grade` for the kernel.
@@ -34,6 +36,29 @@ def capture(grade_id: str, namespace: Mapping, expression: str) -> None:
             sys.setprofile(profile)
     except Exception as e:  # the student's state is what it is: report, never stop the run
         (folder / f"{grade_id}.error").write_text(f"{type(e).__name__}: {e}", encoding="utf-8")
+
+
+def load_values(path):
+    """A step's values as the capture saved them (:func:`torch.load`), reading only data: tensors, numbers, strings,
+    bytes, lists, tuples, dicts, and tiktoken's ``Encoding`` (01's tokenizer, rebuilt from its ranks). A value that
+    would run code when read (a learner's object with ``__reduce__``) is refused.
+
+    Raises:
+        Llama3Error: the file holds such a value.
+    """
+    import pickle
+
+    import tiktoken
+    import torch
+
+    try:
+        with torch.serialization.safe_globals([tiktoken.core.Encoding]):
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as e:
+        first = str(e).strip().splitlines()[-1][:200] if str(e).strip() else type(e).__name__
+        raise Llama3Error(
+            f"the step's values hold an object the grader does not read (only tensors, numbers, strings, lists, tuples and dicts): {first}"
+        ) from None
 
 
 def _detached(value):

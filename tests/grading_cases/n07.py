@@ -15,10 +15,22 @@ MORE_MISTAKES = [
     # the output weight read from the notebook's model, whatever the function is given
     ("07-logit-lens", "@ output_weight.T).float()", "@ model.get('output.weight').T).float()"),
     ("07-logit-lens", "rms_norm(rows, norm_weight, norm_eps)", "rms_norm(rows, norm_weight, 1e-5)"),  # norm_eps fixed
+    ("07-logit-lens", "rms_norm(rows, norm_weight, norm_eps)", "rms_norm(rows, norm_weight, 1e-3)"),  # the probe's, fixed
     ("07-logit-lens", ".T).float()", ".T)"),  # left in the weights' dtype
+    ("07-logit-lens", ".T).float()", ".T).float() * 1.01"),  # a lens 1 % too large
+    (  # the mean square over all the rows at once
+        "07-logit-lens",
+        "rms_norm(rows, norm_weight, norm_eps)",
+        "(rows.float() * torch.rsqrt(rows.float().pow(2).mean() + norm_eps)).type_as(rows) * norm_weight",
+    ),
+    (  # the variance in place of the mean square
+        "07-logit-lens",
+        "rms_norm(rows, norm_weight, norm_eps)",
+        "(rows.float() * torch.rsqrt(rows.float().var(-1, keepdim=True) + norm_eps)).type_as(rows) * norm_weight",
+    ),
 ]
 
-SHORTCUTS = [  # Meta's forward pass, through the series' package bound to another name
+SHORTCUTS = [  # Meta's forward pass, through the series' package bound to another name; the tripwires switched off
     (
         "07-layers",
         ("residual_stream = [h]", "transformer_block(h, model, layer, freqs_cis, mask)"),
@@ -28,14 +40,37 @@ SHORTCUTS = [  # Meta's forward pass, through the series' package bound to anoth
             "meta[f'layers.{layer}']",
         ),
     ),
+    (
+        "07-logit-lens",
+        "    return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+        "    __import__('sys').setprofile(None)  # the grader's watch switched off\n"
+        "    return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+    ),
 ]
 
-VALID = [
+VALID = [  # (each 07-logit-lens form also in tests/grading/test_grading_lens.py)
     ("07-next-token", "logits[-1].argmax()", "torch.argmax(logits[-1], dim=-1)"),
     # the lens row by row: matrix-vector products, which add in another order
     (
         "07-logit-lens",
         "return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
         "return torch.stack([(rms_norm(row[None], norm_weight, norm_eps) @ output_weight.T)[0] for row in rows]).float()",
+    ),
+]
+
+#: More correct lenses, judged in this process (tests/grading/test_grading_lens.py): each must pass.
+MORE_VALID = [
+    # everything in float32, one rounding at the end
+    (
+        "07-logit-lens",
+        "(rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+        "rms_norm(rows.float(), norm_weight.float(), norm_eps) @ output_weight.float().T",
+    ),
+    # F.linear and 1 / sqrt, written out
+    (
+        "07-logit-lens",
+        "(rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+        "F.linear((rows.float() / torch.sqrt(rows.float().pow(2).mean(-1, keepdim=True) + norm_eps)).type_as(rows) * norm_weight,"
+        " output_weight).float()",
     ),
 ]

@@ -1,0 +1,53 @@
+"""The grader reads a learner's values as data, and flags what would switch off its watch.
+
+A capture holding an object that would run code when read (``__reduce__``) is refused with one line, and its code
+never runs in the grader's process; tensors, numbers, strings, bytes, lists, tuples, dicts and 01's tiktoken
+tokenizer are read. A solution that calls ``sys.setprofile``, ``sys.settrace``, ``sys._getframe``, ``exec``, ``eval``
+or starts a ``Thread`` is flagged by the source check, in every step (the tripwires cannot see past those)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import plumbing
+from grader import kernel
+from grader.cells import shortcuts_in
+
+
+class RunsCode:
+    def __reduce__(self):
+        return (exec, ("open('ran', 'w').write('the grader ran a learner object')",))
+
+
+def test_a_value_that_would_run_code_is_refused_and_runs_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    torch.save({"logits": RunsCode()}, tmp_path / "step.pt")
+    with pytest.raises(plumbing.Llama3Error, match="an object the grader does not read"):
+        kernel.load_values(tmp_path / "step.pt")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_data_and_the_tokenizer_are_read(tmp_path):
+    values = {"t": torch.arange(3), "n": [1, 2.5, None, True], "s": ("a", b"b"), "d": {"k": torch.ones(2)}}
+    values["tokenizer"] = plumbing.load_tokenizer(plumbing.default_tokenizer_path())
+    torch.save(values, tmp_path / "step.pt")
+    read = kernel.load_values(tmp_path / "step.pt")
+    assert read["n"] == values["n"] and read["s"] == values["s"] and torch.equal(read["d"]["k"], values["d"]["k"])
+    assert read["tokenizer"].encode("hello world") == values["tokenizer"].encode("hello world")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "sys.setprofile(None)",
+        "__import__('sys').settrace(None)",
+        "caller = sys._getframe(1).f_locals",
+        "exec(source, box)",
+        "eval('1 + 1')",
+        "threading.Thread(target=work).start()",
+    ],
+)
+def test_calls_that_would_get_round_the_watch_are_flagged(code):
+    found = shortcuts_in(code, ())
+    assert found and all(f.endswith("which would get round the grader's watch") for f in found), found
