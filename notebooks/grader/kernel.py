@@ -26,6 +26,9 @@ def capture(grade_id: str, namespace: Mapping, expression: str) -> None:
     folder = Path(os.environ[CAPTURE_ENV])
     try:
         values = eval(expression, dict(namespace))  # noqa: S307 (the grader's own expression)
+        tripwire = sys.modules.get("grader.tripwire")  # imported when a step was armed in this kernel
+        if tripwire is not None:
+            tripwire.check_intact(grade_id)  # the watch still in place after the step's cell and its capture?
         # Saving runs none of the student's code: the tripwires' profile function (grader.tripwire) is paused,
         # which would otherwise look at every call of the pickler (seconds for 01's 128,000 ranks).
         profile = sys.getprofile()

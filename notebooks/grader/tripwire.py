@@ -20,6 +20,8 @@ from pathlib import Path
 _CELLS: dict[str, tuple[str, int, int, frozenset]] = {}
 #: every forbidden name of the armed cells
 _NAMES: set[str] = set()
+#: the code file of the cell armed last
+_ARMED: str | None = None
 #: a code file -> 0 (not looked at), 1 (a library whose functions are matched by name), or the forbidden module's name
 _KIND: dict[str, object] = {}
 _SEEN: set[tuple[str, str]] = set()
@@ -69,17 +71,37 @@ def _library_builtin(f) -> bool:
     return (module or "").startswith(("torch", "tiktoken"))
 
 
+def _record(grade_id: str, what: str) -> None:
+    """One line in the step's ``GRADE_ID.shortcut`` file, once."""
+    if (grade_id, what) not in _SEEN:
+        _SEEN.add((grade_id, what))
+        folder = Path(os.environ["LLAMA3_GRADE_CAPTURE"])
+        with open(folder / f"{grade_id}.shortcut", "a", encoding="utf-8") as f:
+            f.write(what + "\n")
+
+
 def _blame(frame, what: str, name: str | None) -> None:
     while frame is not None:
         cell = _CELLS.get(frame.f_code.co_filename)
         if cell is not None and cell[1] <= frame.f_lineno <= cell[2] and (name is None or name in cell[3]):
-            if (cell[0], what) not in _SEEN:
-                _SEEN.add((cell[0], what))
-                folder = Path(os.environ["LLAMA3_GRADE_CAPTURE"])
-                with open(folder / f"{cell[0]}.shortcut", "a", encoding="utf-8") as f:
-                    f.write(what + "\n")
+            _record(cell[0], what)
             return
         frame = frame.f_back
+    # No graded cell on this thread's stack: a thread a graded cell started (its frames are not the cell's); the
+    # step armed last is the one running, or the one whose cell started it.
+    if _ARMED is not None and threading.current_thread() is not threading.main_thread():
+        cell = _CELLS[_ARMED]
+        if name is None or name in cell[3]:
+            _record(cell[0], f"{what}, in a thread")
+
+
+def check_intact(grade_id: str) -> None:
+    """Called after a step's cell and its capture: the step took a shortcut when the tripwires' profile function is
+    no longer in place (``sys.setprofile`` or ``threading.setprofile`` called, however it was bound)."""
+    if _ARMED is not None and (sys.getprofile() is not _profile or threading.getprofile() is not _profile):
+        _record(grade_id, "switched off the grader's watch (sys.setprofile)")
+        sys.setprofile(_profile)
+        threading.setprofile(_profile)
 
 
 def _profile(frame, event, arg):
@@ -104,13 +126,14 @@ def _profile(frame, event, arg):
 def arm(grade_id: str, source: str, first: int, last: int, names) -> None:
     """Watch the graded cell ``source`` (about to run) of step ``grade_id``: its lines ``first`` to ``last``
     (from 1) are the solution, ``names`` the functions it may not call."""
-    global _LIBRARIES, _FORBIDDEN
+    global _LIBRARIES, _FORBIDDEN, _ARMED
     from IPython import get_ipython
 
     if not _LIBRARIES:
         _LIBRARIES, _FORBIDDEN = _folders()
     filename = get_ipython().compile.get_code_name(source, source, 0)
     _CELLS[filename] = (grade_id, first, last, frozenset(names))
+    _ARMED = filename
     _NAMES.update(names)
     sys.setprofile(_profile)
     threading.setprofile(_profile)  # and the threads the cell starts

@@ -3,7 +3,9 @@
 A capture holding an object that would run code when read (``__reduce__``) is refused with one line, and its code
 never runs in the grader's process; tensors, numbers, strings, bytes, lists, tuples, dicts and 01's tiktoken
 tokenizer are read. A solution that calls ``sys.setprofile``, ``sys.settrace``, ``sys._getframe``, ``exec``, ``eval``
-or starts a ``Thread`` is flagged by the source check, in every step (the tripwires cannot see past those)."""
+or starts a ``Thread`` is flagged by the source check, in every step; the same done by names no source check reads
+is caught while the notebook runs (tests/grading_cases/n07.py's shortcuts, graded in
+tests/grading/test_grading_cases.py)."""
 
 from __future__ import annotations
 

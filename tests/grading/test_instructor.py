@@ -135,6 +135,19 @@ def test_every_repository_path_exists(lang):
 # --------------------------------------------------------------------------- the common mistakes
 
 
+def mutations() -> list[tuple]:
+    """tests/notebooks/test_mutations.py's ``MUTATIONS``, whether or not pytest collected that file in this run."""
+    import importlib.util
+    import sys
+
+    module = sys.modules.get("test_mutations")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("test_mutations", ROOT / "tests" / "notebooks" / "test_mutations.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module.MUTATIONS
+
+
 def mistakes(lang: str) -> dict[str, str]:
     """Notebook number -> the body of its subsection in the mistakes section."""
     body = [b for title, b in sections(text(lang)) if title.startswith(f"{MISTAKES}.")][0]
@@ -143,7 +156,7 @@ def mistakes(lang: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("lang", GUIDES)
 def test_the_mistakes_tables_cover_every_notebook(lang):
-    from test_mutations import MUTATIONS
+    MUTATIONS = mutations()
 
     found = mistakes(lang)
     assert sorted(found) == sorted(stem[:2] for stem in STEMS), f"mistakes for {sorted(found)}, the series is {STEMS}"

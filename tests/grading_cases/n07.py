@@ -40,11 +40,24 @@ SHORTCUTS = [  # Meta's forward pass, through the series' package bound to anoth
             "meta[f'layers.{layer}']",
         ),
     ),
-    (
+    (  # the grader's watch switched off, by a name no source check reads
         "07-logit-lens",
         "    return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
-        "    __import__('sys').setprofile(None)  # the grader's watch switched off\n"
+        "    getattr(__import__('sys'), 'setpro' + 'file')(None)\n"
         "    return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+    ),
+    (  # Meta's RMSNorm, run in a thread the cell starts (whose frames are not the cell's), by names no check reads
+        "07-logit-lens",
+        "    return (rms_norm(rows, norm_weight, norm_eps) @ output_weight.T).float()",
+        "    box, M = {}, __import__('llama_models.llama3.model', fromlist=['RMSNorm'])\n"
+        "    def work():\n"
+        "        norm = M.RMSNorm(rows.shape[-1], eps=norm_eps)\n"
+        "        norm.weight.data = norm_weight.float()\n"
+        "        box['x'] = norm(rows).type_as(rows)\n"
+        "    worker = getattr(__import__('threading'), 'Th' + 'read')(target=work)\n"
+        "    worker.start()\n"
+        "    worker.join()\n"
+        "    return (box['x'] @ output_weight.T).float()",
     ),
 ]
 
