@@ -83,14 +83,16 @@ def untouched(code: str) -> bool:
     return [line.strip() for line in code.split("\n") if line.strip()[:1] not in ("", "#")] == ["raise NotImplementedError()"]
 
 
-#: Calls no step needs, which would switch off or get round the tripwires (grader/tripwire.py): flagged in every step.
-EVASIONS = ("setprofile", "settrace", "_getframe", "exec", "eval", "Thread")
+#: Calls no step needs, which would switch off or get round the tripwires (grader/tripwire.py), which watch only the
+#: kernel's own thread stacks: flagged in every step; and modules that run code in another process.
+EVASIONS = ("setprofile", "settrace", "_getframe", "exec", "eval", "Thread", "system", "Popen", "spawn")
+ELSEWHERE = ("subprocess", "multiprocessing", "concurrent")
 
 
 def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
-    """The shortcuts ``code`` takes: a call of one of ``names`` or :data:`EVASIONS` (as a name or an attribute), or
-    any use of Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when ``code`` does not parse (the run
-    reports the error)."""
+    """The shortcuts ``code`` takes: a call of one of ``names`` or :data:`EVASIONS` (as a name or an attribute), an
+    import of :data:`ELSEWHERE`, or any use of Meta's or Hugging Face's code (:data:`FORBIDDEN_MODULES`). Empty when
+    ``code`` does not parse (the run reports the error)."""
     try:
         tree = ast.parse(textwrap.dedent(code))  # the body of a function is indented
     except SyntaxError:
@@ -107,6 +109,7 @@ def shortcuts_in(code: str, names: tuple[str, ...]) -> list[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}" for m in modules if m.startswith(FORBIDDEN_MODULES)]
+            found += [f"imports {m}, which would get round the grader's watch" for m in modules if m.startswith(ELSEWHERE)]
         elif (
             isinstance(node, ast.Attribute)
             and node.attr == "reference"
