@@ -7,7 +7,7 @@ One job a module:
 ================= ===========================================================================
 ``grading``       :func:`grading.grade`: a notebook run and graded step by step into a report
 ``steps``         the graded steps, one module per notebook (``steps/n03_rmsnorm.py`` ...)
-``cells``         a graded cell's solution lines, its stub, and the shortcuts its source takes
+``cells``         a graded cell's solution lines, its stub, the lines the grader runs, the shortcuts its source takes
 ``kernel``        the student's kernel: running the notebook, capturing each step's values
 ``compare``       comparing a student's value with the reference's, bitwise or within a stated tolerance
 ``context``       what a check may use besides the student's values: the checkpoint and Meta's modules

@@ -58,6 +58,20 @@ def learner_region(cell, series_cell=None) -> tuple[str, int, int] | None:
     return "\n".join(lines[len(before) : end]), len(before), end
 
 
+def frame(cell, region, series_cell) -> tuple[int, int]:
+    """Give a graded cell (the grader's copy) the series cell's own lines before and after the learner's lines, so
+    that an edit outside them (a line after ``### END SOLUTION``) is not run; the learner's lines stay between
+    nbgrader's markers. Returns their first and last line (from 1); without a region, the whole cell's."""
+    theirs = solution_region(series_cell) if series_cell is not None else None
+    if region is None or theirs is None:
+        return (region[1] + 1, region[2]) if region else (1, len(cell.source.split("\n")))
+    lines, (_, b, e) = series_cell.source.split("\n"), theirs
+    learner = region[0].split("\n")
+    indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
+    cell.source = "\n".join(lines[:b] + [indent + BEGIN] + learner + [indent + END] + lines[e:])
+    return b + 2, b + 1 + len(learner)
+
+
 def stub(cell, task: str) -> str:
     """The source of a graded cell of the series with its solution lines replaced by the student edition's stub:
     nbgrader's markers around the task, as comments, and ``raise NotImplementedError()``.

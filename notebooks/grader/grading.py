@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import cast
 
 from plumbing.errors import Llama3Error
-from .cells import BEGIN, END, FORBIDDEN_MODULES, learner_region, left_out, shortcuts_in, solution_region, stub, untouched
+from .cells import BEGIN, END, FORBIDDEN_MODULES, frame, learner_region, left_out, shortcuts_in, solution_region, stub, untouched
 from .compare import compare
 from .context import Context
 from .kernel import CAPTURE_ENV, TIMEOUT, _error_of, capture, execute, load_values
@@ -244,7 +244,7 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
                 if s.inputs:
                     code = f"__import__('grader.grading').grading.capture({s.grade_id + BEFORE!r}, globals(), {_inputs_expression(s)!r})"
                     run_cells.append(nbformat.v4.new_code_cell(code))
-                first, last_line = _frame(cell, learner_region(cell, series_cells.get(s.cell)), series_cells.get(s.cell))
+                first, last_line = frame(cell, learner_region(cell, series_cells.get(s.cell)), series_cells.get(s.cell))
                 code = (
                     f"__import__('grader.tripwire').tripwire.arm({s.grade_id!r}, {cell.source!r}, {first}, "
                     f"{last_line}, {tuple(s.shortcuts)!r})"
@@ -280,20 +280,6 @@ def grade(path: str | os.PathLike, checkpoint=None, timeout: int = TIMEOUT) -> R
                 result.detail += f"\n(it uses values of an earlier step that gave none: {', '.join(unfinished)})"
             report.results.append(result)
     return report
-
-
-def _frame(cell, region, series_cell) -> tuple[int, int]:
-    """Give a graded cell (the grader's copy) the series cell's own lines before and after the learner's lines, so
-    that an edit outside them (a line after ``### END SOLUTION``) is not run; the learner's lines stay between
-    nbgrader's markers. Returns their first and last line (from 1); without a region, the whole cell's."""
-    theirs = solution_region(series_cell) if series_cell is not None else None
-    if region is None or theirs is None:
-        return (region[1] + 1, region[2]) if region else (1, len(cell.source.split("\n")))
-    lines, (_, b, e) = series_cell.source.split("\n"), theirs
-    learner = region[0].split("\n")
-    indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
-    cell.source = "\n".join(lines[:b] + [indent + BEGIN] + learner + [indent + END] + lines[e:])
-    return b + 2, b + 1 + len(learner)
 
 
 def _step_cells(nb, series_nb, steps: list[Step]) -> tuple[dict, dict]:
