@@ -226,9 +226,10 @@ def _loop_08(edits=()):
     return {name: namespace[name] for name in ("stop_tokens", "generate")}
 
 
-def judged(grade_id: str, namespace: dict) -> list[str]:
+def judged(grade_id: str, namespace: dict, context=None) -> list[str]:
     """A step's problems, judged in this process: its capture evaluated on a copy of ``namespace`` (as the grader's
-    kernel does), saved and read back as the grader does, then its check."""
+    kernel does), saved and read back as the grader does (as data only), then its check with ``context`` (the
+    grader's :class:`~grader.context.Context`, for a check that reads the checkpoint)."""
     import io
 
     import torch
@@ -241,7 +242,7 @@ def judged(grade_id: str, namespace: dict) -> list[str]:
     saved = io.BytesIO()
     torch.save(grading_kernel._detached(values), saved)
     saved.seek(0)
-    return step.check(torch.load(saved, weights_only=False), None)
+    return step.check(grading_kernel.load_values(saved), context)
 
 
 def _problems_08(loop: dict) -> list[str]:

@@ -7,7 +7,6 @@ notebook runs."""
 from __future__ import annotations
 
 import ast
-import io
 
 import nbformat
 import pytest
@@ -15,9 +14,9 @@ import torch
 
 import plumbing
 from grading_cases import n07 as cases07
-from grader import kernel as grading_kernel
 from grader.context import Context
 from grader.steps import STEPS
+from test_grading import judged
 
 SERIES = {p.name[:2]: p for p in plumbing.series_notebooks()}
 STEP = next(s for s in STEPS["07"] if s.grade_id == "07-logit-lens")
@@ -25,8 +24,8 @@ STORY = "574ab018"  # 07's story so far, which defines rms_norm
 
 
 def problems(checkpoint, edit=None) -> list[str]:
-    """07-logit-lens's problems for the series' ``logit_lens`` with ``edit`` (old, new) in its cell: its capture
-    evaluated, saved and read back as the grader does, then its check."""
+    """07-logit-lens's problems for the series' ``logit_lens`` with ``edit`` (old, new) in its cell, judged as the
+    grader does (:func:`test_grading.judged`)."""
     import math
 
     import torch.nn.functional as F
@@ -41,14 +40,7 @@ def problems(checkpoint, edit=None) -> list[str]:
         assert source.count(edit[0]) == 1, edit
         source = source.replace(*edit)
     exec(compile(source, STEP.cell, "exec"), namespace)  # noqa: S102 (the series' own cell)
-    try:
-        values = eval(STEP.capture, namespace)  # noqa: S307 (the step's own capture)
-    except Exception as e:  # in the grader: the step's values could not be read, it fails
-        return [f"{type(e).__name__}: {e}"]
-    saved = io.BytesIO()
-    torch.save(grading_kernel._detached(values), saved)
-    saved.seek(0)
-    return STEP.check(torch.load(saved, weights_only=False), Context(checkpoint))
+    return judged(STEP.grade_id, namespace, Context(checkpoint))
 
 
 @pytest.fixture(scope="module")

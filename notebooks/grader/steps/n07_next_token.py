@@ -110,11 +110,9 @@ def lens_values(logit_lens, model) -> dict:
     """07-logit-lens's capture, in the student's kernel: the student's ``logit_lens`` on :func:`lens_probes`'s rows,
     with ``model``'s own final gain, output weight and ``norm_eps``, then with the constructed gain, output matrix
     and :data:`LENS_EPS`. Each call gets copies; the check makes the probes again itself."""
-    import torch
-
     probe = lens_probes(model.params.dim)
     name = "tok_embeddings.weight" if model.tied_embeddings else "output.weight"
-    gain, weight = model.get("norm.weight").to(torch.bfloat16), model.get(name).to(torch.bfloat16)
+    gain, weight = model.get("norm.weight"), model.get(name)  # as the check reads them: the checkpoint's dtype
     rows = probe["rows"]
     return {
         "model": logit_lens(rows.clone(), gain.clone(), weight, model.params.norm_eps),
