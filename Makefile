@@ -125,12 +125,12 @@ refresh: $(STAMP)
 
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)
 bench: standin smollm2
-	$(PY) tools/bench.py
+	$(PY) -m benchmarks.bench
 
 ## bench-models: time and memory of every notebook on stand-ins of Meta-Llama-3-8B's, Llama 3.2 3B's and 1B's shapes
 ## (builds data/standin-<model>/ once; writes build/bench_models.md; docs/models.md "Which model to run")
 bench-models: standin
-	$(PY) tools/bench_models.py
+	$(PY) -m benchmarks.models
 
 ## diagrams: redraw the diagrams in images/ (images/make_diagrams.py, the package images/diagrams/); the output is
 ## deterministic, so an unchanged drawing leaves no diff (tests/site/test_diagrams.py checks the committed images); then

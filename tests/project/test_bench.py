@@ -1,4 +1,4 @@
-"""Smoke test of `make bench`: `tools/bench.py --quick` runs and writes a well-formed table.
+"""Smoke test of `make bench`: `python -m benchmarks.bench --quick` runs and writes a well-formed table.
 
 It checks that the benchmark works, not its numbers: benchmarks are not timed tests, and no target is asserted.
 """
@@ -26,7 +26,12 @@ def test_quick_bench_writes_a_well_formed_table(standin_dir, tmp_path):
     out = tmp_path / "bench.md"
     env = plumbing.clean_environ()
     proc = subprocess.run(
-        [sys.executable, "tools/bench.py", "--quick", "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "benchmarks.bench", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     text = out.read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """The memory-mapped loader and the reads notebooks 02-04 make: the prompt's embedding rows, the gain, wq and wk.
 
-    python tools/bench_probes/mmap_loader.py TOKEN_IDS_JSON
+    python benchmarks/probes/mmap_loader.py TOKEN_IDS_JSON
 
 Opens the stand-in (``LLAMA3_*`` is unset by the bench) with ``plumbing.open_checkpoint``.
 """

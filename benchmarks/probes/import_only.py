@@ -1,7 +1,7 @@
 """The import-only kernel's one cell: what every notebook imports before its first step, and nothing else.
 
-tools/bench.py runs this file's text as the only code cell of a notebook in a fresh kernel, the baseline each
-notebook's memory is compared with. As a script (``python tools/bench_probes/import_only.py``) it just imports.
+benchmarks/bench.py runs this file's text as the only code cell of a notebook in a fresh kernel, the baseline each
+notebook's memory is compared with. As a script (``python benchmarks/probes/import_only.py``) it just imports.
 """
 
 import torch  # noqa: F401, I001  (the order of the notebooks' setup cells)

@@ -1,13 +1,10 @@
 """`make bench`: time and memory of the series on this machine, one Markdown table (build/bench.md, also printed).
 
-    python tools/bench.py                 # everything (about 10 minutes on 2 cores)
-    python tools/bench.py --quick         # smoke run: import-only kernel, the first notebook, the loaders
-    python tools/bench.py --out FILE --profile   # write elsewhere; also print each notebook's cells
+    python -m benchmarks.bench                 # everything (about 10 minutes on 2 cores)
+    python -m benchmarks.bench --quick         # smoke run: import-only kernel, the first notebook, the loaders
+    python -m benchmarks.bench --out FILE --profile   # write elsewhere; also print each notebook's cells
 
-Always on the synthetic stand-in: ``LLAMA3_*`` is removed from the environment of everything started here.
-Kernels run through tools/run_notebooks.py's ``execute_notebook``; the other measurements are fresh processes,
-one program of tools/bench_probes/ each, whose memory tools/memory.py samples every 20 ms (how each one runs:
-tools/bench_run.py). Targets (issue 15) are reported, never asserted. Exit status 1 when a measurement failed
+Always on the synthetic stand-in. Targets are reported, never asserted. Exit status 1 when a measurement failed
 (the table is written anyway), 2 when the stand-in is missing.
 """
 
@@ -25,8 +22,8 @@ from pathlib import Path
 import nbformat
 import plumbing
 import psutil
-from bench_run import PROBES, REPO_ROOT, Row, child, kernel, timed
-from memory import GiB
+from benchmarks.run import PROBES, REPO_ROOT, Row, child, kernel, timed
+from benchmarks.memory import GiB
 
 MIB = 2**20
 ANON_TARGET, FORWARD_TARGET = 1.5, 1.3  # notebook 07: peak anon vs the import-only kernel; forward vs Meta's
@@ -125,7 +122,7 @@ def reference(labels, probe: str, folder: Path, tokens: str) -> list[Row]:
 
 def generation(path: Path | None, hf_load: Row | None, quick: bool) -> list[Row]:
     """Notebook 08's decode against the same loop without the cache, Meta's generate and Hugging Face's, and against
-    the memory-bandwidth limit: one probe process (tools/bench_probes/decode.py) on the memory-mapped stand-in."""
+    the memory-bandwidth limit: one probe process (benchmarks/probes/decode.py) on the memory-mapped stand-in."""
     labels = (
         "Notebook 08: cached decode (s per token)",
         "Notebook 08: the same loop without the cache (s per token)",

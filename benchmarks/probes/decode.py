@@ -1,21 +1,10 @@
 """Decode speed on one memory-mapped checkpoint: notebook 08's cached loop, the same loop without the cache, Meta's
 ``Llama3.generate``, and the machine's copy bandwidth, side by side in one process.
 
-    python tools/bench_probes/decode.py NOTEBOOK_08 N_NEW
+    python benchmarks/probes/decode.py NOTEBOOK_08 N_NEW
 
-Notebook 08's code is its own: the code cells from the top to the one that defines ``forward`` run in this process
-(setup, the story so far, the cache, the attention, the forward pass), as in Jupyter. Each measurement runs the prompt
-once (the prefill, not timed per token) and then ``N_NEW`` - 1 greedy decode steps, timed one by one:
-
-- ``cached``: ``forward([token], start_pos)``, one new position per step, reading the key/value cache;
-- ``uncached``: ``forward(all tokens so far, 0)`` every step, the whole sequence again (what the cache saves);
-- ``meta``: Meta's ``Llama3.generate`` (``plumbing.reference.generate``) around Meta's ``Transformer`` on the same
-  memory-mapped tensors; its steps are timed by the logits each step records.
-
-A warm-up prefill first touches every page of the weights, so no measurement pays for reading the file. ``bytes``
-is what one decode step reads of the weights (every tensor but the embedding table, plus one of its rows; with tied
-embeddings the whole table, the output projection), ``copy`` the bandwidth of ``torch`` copying 1 GiB (bytes read
-plus bytes written, per second). Prints ``BENCH {json}`` with seconds per decode token for each loop.
+Notebook 08's own code cells, up to the one that defines ``forward``, run in this process. After a warm-up prefill,
+each loop runs the prompt once and times ``N_NEW`` - 1 greedy steps one by one.
 """
 
 import json

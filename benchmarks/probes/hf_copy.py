@@ -1,6 +1,6 @@
 """A Hugging Face copy of a Meta-format checkpoint: safetensors shards of about 2 GiB, their index and ``config.json``.
 
-    python tools/bench_probes/hf_copy.py CHECKPOINT_FOLDER OUT_FOLDER
+    python benchmarks/probes/hf_copy.py CHECKPOINT_FOLDER OUT_FOLDER
 
 As Hugging Face's conversion (transformers' ``convert_llama_weights_to_hf.py``) stores it: its tensor names and the
 ``wq``/``wk`` rows permuted (``plumbing.hf_layout``). Written shard by shard, each tensor a copy of its own:

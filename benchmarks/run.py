@@ -1,10 +1,7 @@
 """How `make bench` runs what it measures: a notebook in a fresh kernel, a probe program, a command; each a :class:`Row`.
 
-Everything runs from the repository root with :data:`ENV`, the environment without ``LLAMA3_*`` (the synthetic
-stand-in; tools/bench_models.py points it at another stand-in). Kernels run through tools/run_notebooks.py's
-``execute_notebook``; a probe is one program of tools/bench_probes/ in a fresh process; tools/memory.py samples
-their memory every 20 ms and stops one that grows past :data:`LIMIT` (or leaves the machine less than
-:data:`RESERVE`). A failure is written in the row, never raised. tools/bench.py makes the measurements and the table.
+Everything runs from the repository root with :data:`ENV` (no ``LLAMA3_*``: the stand-in). A process that grows past
+:data:`LIMIT`, or leaves the machine less than :data:`RESERVE`, is stopped. A failure is written in the row, never raised.
 """
 
 from __future__ import annotations
@@ -19,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import plumbing
-from memory import GiB, Watch
-from run_notebooks import execute_notebook
+from benchmarks.memory import GiB, Watch
+from tools.run_notebooks import execute_notebook
 
 __all__ = ["ENV", "PROBES", "Row", "one_line", "kernel", "child", "timed"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PROBES = Path(__file__).resolve().parent / "bench_probes"
+PROBES = Path(__file__).resolve().parent / "probes"
 ENV = plumbing.clean_environ()  # for everything started here: the stand-in
 LIMIT, RESERVE = 20 * GiB, int(1.5 * GiB)  # kill a measured process above this anon / when the machine has less left
 
@@ -93,7 +90,7 @@ def kernel(label: str, path: Path) -> Row:
 
 
 def child(label: str, probe: str, *args) -> tuple[Row, dict]:
-    """Run ``python tools/bench_probes/{probe}.py args`` from the repository root, watching its memory.
+    """Run ``python benchmarks/probes/{probe}.py args`` from the repository root, watching its memory.
 
     The probe's last ``BENCH {json}`` line gives its own timings; ``seconds`` becomes the row's time.
     """

@@ -1,13 +1,9 @@
-"""`make bench-models`: time and memory of every notebook on stand-ins of each model's shapes (docs/models.md, "Which model
-to run").
+"""`make bench-models`: time and memory of every notebook on stand-ins of each model's shapes (docs/models.md).
 
-    python tools/bench_models.py                          # Meta-Llama-3-8B, Llama-3.2-3B and Llama-3.2-1B
-    python tools/bench_models.py --models Llama-3.2-1B --out FILE
+    python -m benchmarks.models                          # Meta-Llama-3-8B, Llama-3.2-3B and Llama-3.2-1B
+    python -m benchmarks.models --models Llama-3.2-1B --out FILE
 
-Each model's stand-in has all of its layers (``python -m plumbing build-standin --model NAME``); the 8B one is
-``data/standin/``, the others are built once into ``data/standin-<model>/`` (git-ignored, 0.6 GB for 1B, 0.95 GB for
-3B) and reused. Every notebook runs in a fresh kernel with ``LLAMA3_DIR`` at that folder, through tools/bench_run.py's
-runner (peak RSS and peak anonymous memory of the kernel, sampled by tools/memory.py). Measurements, never asserted.
+The 8B stand-in is ``data/standin/``; the others are built once into ``data/standin-<model>/`` and reused.
 """
 
 from __future__ import annotations
@@ -18,8 +14,8 @@ from pathlib import Path
 
 import plumbing
 
-import bench
-import bench_run
+from benchmarks import bench
+from benchmarks import run as bench_run
 
 DEFAULT = ["Meta-Llama-3-8B", "Llama-3.2-3B", "Llama-3.2-1B"]
 

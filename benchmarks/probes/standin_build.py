@@ -1,6 +1,6 @@
 """Build the synthetic stand-in into a folder, as ``make standin`` does.
 
-python tools/bench_probes/standin_build.py FOLDER
+python benchmarks/probes/standin_build.py FOLDER
 """
 
 import json

@@ -1,6 +1,6 @@
 """Hugging Face's ``LlamaForCausalLM.from_pretrained`` on a safetensors folder (bf16), one forward, then ``generate``.
 
-    python tools/bench_probes/hf_reference.py HF_FOLDER TOKEN_IDS_JSON [N_NEW]
+    python benchmarks/probes/hf_reference.py HF_FOLDER TOKEN_IDS_JSON [N_NEW]
 
 The folder is the copy :mod:`hf_copy` writes. ``generate`` runs greedily for ``N_NEW`` new tokens (default 16) with
 its own key/value cache; a logits processor stamps the time of every step, and ``decode`` is the median seconds

@@ -1,6 +1,6 @@
 """Meta's ``Transformer`` loaded the usual way (as llama-models' ``Llama.build``, without a memory map), then one forward.
 
-    python tools/bench_probes/meta_reference.py CHECKPOINT_FOLDER TOKEN_IDS_JSON
+    python benchmarks/probes/meta_reference.py CHECKPOINT_FOLDER TOKEN_IDS_JSON
 
 The load: a plain ``torch.load`` of the whole ``consolidated.00.pth``, the model built in bf16 (its parameters
 allocated), then ``load_state_dict`` copying the tensors in. Meta's module and ``ModelArgs`` come from

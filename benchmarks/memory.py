@@ -1,10 +1,7 @@
 """Peak memory of a process and its children, sampled in a thread (for `make bench`).
 
-psutil finds the children and reads memory portably; on Linux ``/proc/PID/status`` also gives
-``RssAnon`` (anonymous memory: heap, copies of tensors; what the system cannot reclaim, unlike the
-page cache behind memory-mapped files) and ``VmHWM`` (the kernel's exact peak of resident memory).
-Every ``/proc`` read is guarded: elsewhere (macOS) peak RSS is the sampled maximum and anonymous
-memory is ``None``.
+On Linux ``/proc/PID/status`` also gives ``RssAnon`` (memory the system cannot reclaim, unlike the page cache behind
+memory-mapped weights) and ``VmHWM`` (the exact peak); elsewhere peak RSS is sampled and anonymous memory is ``None``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The reads of :mod:`mmap_loader` after a plain ``torch.load`` of the whole checkpoint (no memory map).
 
-python tools/bench_probes/plain_loader.py TOKEN_IDS_JSON CONSOLIDATED_PTH
+python benchmarks/probes/plain_loader.py TOKEN_IDS_JSON CONSOLIDATED_PTH
 """
 
 import json
