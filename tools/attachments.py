@@ -2,20 +2,10 @@
 
     python tools/attachments.py    # (re)write the attachments of every notebooks/NN_*.ipynb and notebooks/zh/NN_*.ipynb
 
-A notebook opened alone (Google Colab opens one ``.ipynb`` from GitHub; a downloaded copy) finds no
-``../images/`` beside it, so every figure is stored in the cell that shows it (nbformat's cell
-``attachments``) and the cell says ``![alt](attachment:NAME.png)``. The files in images/ stay the one source
-(images/make_diagrams.py draws them, ``make diagrams`` runs this tool after it): the first run turns each
-``../images/NAME.png`` of a markdown cell into ``attachment:NAME.png``; every run writes the attachments
-afresh from images/NAME.png and drops those that the cell does not show. Only markdown cells change,
-and a notebook that is already current is not rewritten.
+A notebook opened alone (Google Colab, a download) has no ``../images/`` beside it. images/ (images/zh/ for the
+Chinese edition) stays the one source: each run writes the attachments afresh from it.
 
-The Chinese edition is written by tools/i18n.py (translated text, its figures from images/zh/, the diagrams
-drawn with Chinese labels); this tool refreshes it too, the same way, so that ``make diagrams`` leaves both
-editions current.
-tests/notebooks/test_attachments.py checks both editions against images/ (:func:`problems`). The course site
-turns the references back into files (tools/site_stage.py, :func:`file_references`): MyST-NB does not
-show attachments.
+Raises (one line, exit status 1): ``AttachmentError``: a cell shows an image that images/ does not have.
 """
 
 from __future__ import annotations
@@ -170,8 +160,8 @@ def edition_attachments(nb, lang: str) -> None:
 
 
 def file_references(nb, lang: str | None = None):
-    """A copy of ``nb`` whose markdown shows the files again (``../images/NAME``; for the Chinese edition ``lang``,
-    ``../images/zh/NAME`` where images/zh/ has it) and carries no attachments."""
+    """A copy of ``nb`` whose markdown shows the files again (``../images/NAME``, or ``../images/zh/NAME`` for the
+    Chinese edition ``lang`` where images/zh/ has it) and carries no attachments, for the site: MyST-NB does not show them."""
     out = copy.deepcopy(nb)
     for cell in out.cells:
         if cell.cell_type == "markdown":

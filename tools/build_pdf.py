@@ -3,34 +3,12 @@
     python tools/build_pdf.py --src notebooks      # the committed notebooks -> build/pdf/ (what `make pdf` runs)
     python tools/build_pdf.py                      # build/NN_*.ipynb, after `make run`
 
-Each edition is staged exactly as the course site stages it (tools/site_stage.py: the executed notebooks, the
-Chinese ones translated by ``i18n.notebook_text``, their figures as files), then changed for paper
-(tools/pdf_stage.py): the Colab link and setup cells (ids ``colab-link``, ``colab-setup``) are left out and the
-home page gives way to a title page. Sphinx's ``singlehtml`` builder with the site's own
-configuration (tools/book/conf.py, run as tools/build_site.py runs it: every warning an error) makes one page
-of the whole series; Chromium (driven by playwright, as tests/site/test_site_browser.py does) loads it from disk,
-waits for MathJax, opens every folded solution and deep dive, writes the table of contents and prints it
-with tools/book/print.css (A4, page numbers, code and outputs wrapped, the site's buttons hidden). The
-table of contents gets its page numbers from a first print: the page of each heading is read back from
-the PDF's named destinations with pypdf, then the page is loaded afresh with the numbers filled in and
-printed again, until the numbers agree with the print (tools/pdf_print.py, with the page's JavaScript in
-tools/pdf_scripts/). This file builds the page with Sphinx and prints every edition.
+Stages each edition (tools/pdf_stage.py), builds it into one page with Sphinx's ``singlehtml`` and the site's
+configuration, and prints that page (tools/pdf_print.py); what it needs is in docs/publishing.md.
 
-Reads:
-    ``--src/NN_*.ipynb`` (default ``build/``; never re-executed), the images their markdown shows (resolved
-    against ``--home``, default ``notebooks/``), the catalogues of the translation, tools/book/ (conf.py, its
-    extensions, print.css); a Chromium: ``LLAMA3_CHROMIUM``, else ``chromium``, ``chromium-browser``,
-    ``google-chrome`` or ``google-chrome-stable`` on ``PATH``, else macOS's Google Chrome (Debian: ``apt install
-    chromium``); the system's fonts: the Chinese edition needs a CJK font, best a TrueType one, which Chromium
-    embeds by name (Debian: ``apt install fonts-wqy-microhei``; tools/book/print.css lists the fonts it prefers).
-Writes:
-    ``--out`` (default ``build/pdf/``): :data:`PDF_NAMES`, ``llama3-step-by-step.pdf`` (English) and
-    ``llama3-step-by-step.zh-CN.pdf`` (Chinese), each replaced atomically; nothing else. The course site
-    serves the same files from ``site/pdf/`` and ``site/zh/pdf/`` (tools/build_site.py prints them with the site).
 Raises:
-    SiteError (printed as one line, exit status 2): see tools/build_site.py for the staging and Sphinx's
-    warnings; no Chromium, no Chinese font, MathJax failing, an image that does not load, or a table of
-    contents whose page numbers do not settle.
+    SiteError (one line, exit status 2): staging or Sphinx failed (tools/build_site.py); no Chromium or Chinese font,
+    MathJax failed, an image did not load, or the contents' page numbers did not settle.
 """
 
 from __future__ import annotations
@@ -50,25 +28,20 @@ __all__ = ["PDF_NAMES", "PDF_FOLDER", "PrintUnavailable", "singlehtml", "site_pa
 
 #: the PDF of each edition, in ``--out`` (``build/pdf/``) and in the site's ``pdf/`` folder
 PDF_NAMES = {"en": "llama3-step-by-step.pdf", "zh_CN": "llama3-step-by-step.zh-CN.pdf"}
-PDF_FOLDER = "pdf"  # in each edition of the site, as its slides/: site/pdf/ and site/zh/pdf/, linked from the home pages
+PDF_FOLDER = "pdf"  # in each edition of the site: site/pdf/ and site/zh/pdf/
 
 
 # --------------------------------------------------------------------------- Sphinx
 
 
 def singlehtml(staged: dict[Edition, dict], work: Path, verbose: bool = False) -> dict[Edition, Path]:
-    """Build each edition's print sources into one HTML page with Sphinx's ``singlehtml`` builder and the
-    site's configuration (tools/build_site.py's command line, builder changed), all editions side by side.
-
-    Writes ``work/<language>/src`` (the sources) and ``work/<language>/html`` (the page, ``index.html``).
-
-    Returns:
-        edition -> its ``index.html``.
+    """Build each edition's print sources into one page, ``work/<language>/html/index.html``, with Sphinx's
+    ``singlehtml`` builder and the site's command line, the editions side by side; return edition -> that page.
 
     Raises:
-        SiteError: Sphinx warned or failed (tools/build_site.py's :func:`finish_sphinx`).
+        SiteError: Sphinx warned or failed.
     """
-    import build_site  # the site's Sphinx command line; imported here, since build_site imports this module
+    import build_site  # here, not at the top: build_site imports this module
 
     running = {}
     for edition, files in staged.items():
@@ -89,18 +62,14 @@ def singlehtml(staged: dict[Edition, dict], work: Path, verbose: bool = False) -
 
 
 def site_path(language: str) -> str:
-    """Where the ``language`` edition's PDF is in the site, from the site's root: ``pdf/llama3-step-by-step.pdf``,
-    ``zh/pdf/llama3-step-by-step.zh-CN.pdf`` (from the edition's own home page: ``pdf/`` and the file name)."""
+    """Where the ``language`` edition's PDF is, from the site's root: ``zh/pdf/llama3-step-by-step.zh-CN.pdf``."""
     folder = EDITIONS[language].folder
     return f"{folder}/{PDF_FOLDER}/{PDF_NAMES[language]}" if folder else f"{PDF_FOLDER}/{PDF_NAMES[language]}"
 
 
 def print_editions(staged: dict[Edition, dict], pdfs: dict[Edition, Path], verbose: bool = False) -> dict[Edition, Path]:
-    """Print every staged edition (``pdf_stage.stage``) to its file of ``pdfs`` (folders created, files replaced
-    atomically), the editions side by side (one Sphinx, then one Chromium, each).
-
-    Returns:
-        edition -> its PDF.
+    """Print every staged edition (``pdf_stage.stage``) to its file of ``pdfs``, the editions side by side; return
+    edition -> its PDF.
 
     Raises:
         PrintUnavailable: no Chromium, no Chinese font or no playwright.
@@ -120,7 +89,7 @@ def print_editions(staged: dict[Edition, dict], pdfs: dict[Edition, Path], verbo
         with ThreadPoolExecutor(max_workers=len(pages)) as pool:
             counts = {e: pool.submit(print_edition, exe, page_html, e, written[e]) for e, page_html in pages.items()}
             for edition, future in counts.items():
-                count = future.result()  # the first error, as it was raised
+                count = future.result()  # re-raises the edition's error
                 if verbose:
                     print(f"{written[edition]}: {count} pages")
     return written
@@ -129,19 +98,11 @@ def print_editions(staged: dict[Edition, dict], pdfs: dict[Edition, Path], verbo
 def site_pdfs(
     staged: dict[str, dict], included: dict[str, list[str]], stems: list[str], site: Path, verbose: bool = False
 ) -> dict[str, Path]:
-    """The PDFs of the course site (tools/build_site.py): every edition of ``staged`` printed into its folder of
-    the site (:func:`site_path`: ``site/pdf/llama3-step-by-step.pdf``, ``site/zh/pdf/llama3-step-by-step.zh-CN.pdf``),
-    from the very files that the site was built from.
+    """Print the course site's PDFs (:func:`site_path`) from the files the site was built from; return language -> PDF.
 
     Args:
         staged: language -> :func:`site_stage.stage_files`' map of that edition.
-        included: language -> the notebooks of that edition, in order.
-        stems: the notebooks of the series (those an edition lacks are named on its title page).
-        site: the built site's folder.
-        verbose: print Sphinx's progress and the page counts.
-
-    Returns:
-        language -> its PDF in the site.
+        included: language -> the edition's notebooks, in order; the other ``stems`` are named on its title page.
 
     Raises:
         SiteError: see :func:`print_editions`.
@@ -162,18 +123,8 @@ def build(
     languages: tuple[str, ...] = ("en", "zh_CN"),
     verbose: bool = False,
 ) -> dict[str, Path]:
-    """Print the series from the executed notebooks ``src/NN_*.ipynb`` into ``out/``, one PDF per edition.
-
-    Args:
-        src: folder of executed notebooks.
-        out: the folder of the PDFs (created; only :data:`PDF_NAMES` are written in it).
-        home: folder that markdown image paths are relative to.
-        stems: the notebooks, in order (default: ``plumbing.series_notebooks()``).
-        languages: the editions, ``en`` and/or ``zh_CN``.
-        verbose: print Sphinx's progress and the page counts.
-
-    Returns:
-        language -> its PDF.
+    """Print the executed notebooks ``src/NN_*.ipynb`` into ``out/`` (only :data:`PDF_NAMES`), one PDF per edition;
+    return language -> PDF. ``home``: what markdown image paths are relative to.
 
     Raises:
         SiteError: see the module docstring.

@@ -3,48 +3,13 @@
     python tools/build_site.py                     # build/NN_*.ipynb -> site/ (English) and site/zh/ (Chinese), after `make run`
     python tools/build_site.py --src notebooks     # the committed notebooks, which carry their outputs
 
-Two editions, built from the same executed notebooks: English in ``--out`` and Chinese in ``--out``/zh/.
-The Chinese pages are the executed notebooks with their markdown translated by tools/i18n.py from the
-catalogues ``locale/zh_CN/LC_MESSAGES/NN_*.po`` (code and outputs as they ran: a run on real weights
-gives Chinese pages with the same outputs). A notebook whose catalogue is incomplete (missing, empty or
-fuzzy entries, ``python tools/i18n.py check``) is left out of the Chinese edition, and its home page
-says so. Each page links to the same page in the other edition.
+tools/site_stage.py stages each edition; both build at once, with ``-W`` (a warning is an error). A notebook whose
+translation is incomplete is left out of the Chinese edition; without a Chromium or a Chinese font the site has no
+PDFs (a note says what to install). How the site is built: docs/publishing.md.
 
-Each edition is staged by tools/site_stage.py (pure functions: the source folder's files, the links of
-the errata pages, the images; the Chinese notebooks are ``i18n.notebook_text``, what ``python
-tools/i18n.py build`` writes into notebooks/zh/) and built by a plain ``python -m sphinx`` with the
-configuration in ``tools/book/`` (``-D language=...``, ``-W``: every warning is an error).
-
-Reads:
-    the series, ``plumbing.series_notebooks()`` (every ``notebooks/NN_*.ipynb``, in order), as executed
-    copies ``--src/NN_*.ipynb`` (default ``build/``; never re-executed); the images that markdown cells
-    show (``attachment:x.png`` of tools/attachments.py in both editions, staged as the file ``../images/x.png``,
-    resolved against ``--home``, default ``notebooks/``);
-    the catalogues of the translation; the pages of docs/ when they exist (``site_stage.DOC_PAGES``: the overview, models,
-    platforms, errata, performance, publishing and instructor pages, ``docs/errata.md`` in English and
-    ``docs/errata.zh-CN.md`` in Chinese, and so on); the Sphinx configuration, the home pages and the site's small
-    extensions in ``tools/book/``.
-Writes:
-    ``--out`` (default ``site/``), replaced as a whole: ``index.html`` with the series, one page per
-    notebook under ``notebooks/`` (sidebar with every notebook, the page's contents, previous/next,
-    a download button for the ``.ipynb``, as it is with its figures attached, a banner saying which
-    weights it ran on, the link to the other edition; on every page a link to the repository and a
-    launch menu that opens the page's notebook in the repository, ``notebooks/`` or ``notebooks/zh/``,
-    in Google Colab and on Binder: the address is ``[project.urls] Repository`` of pyproject.toml),
-    ``docs/<page>.html`` for each page of docs/ (``docs/errata.html``, ...), search, and the theme's and MathJax's
-    files in ``_static/``; the same for the Chinese edition under ``zh/``. The notebooks' reveal.js slide decks
-    (tools/slides.py): ``slides/NN_name.slides.html`` and ``zh/slides/NN_name.slides.html``, reveal.js and MathJax for
-    them in ``slides/_static/``. The series
-    printed, one PDF per edition (tools/build_pdf.py, headless Chromium): ``pdf/llama3-step-by-step.pdf`` and
-    ``zh/pdf/llama3-step-by-step.zh-CN.pdf``.
-    Nothing is loaded from outside ``--out`` (links lead out of it): the site works from ``file://`` and from
-    any static server.
 Raises:
-    SiteError (printed as one line, exit status 2): a notebook of the series missing from ``--src`` or
-    never executed, a markdown image that is missing, empty, outside the repository or remote, any
-    Sphinx warning (a notebook without the ``llama3`` run metadata among them), an ``--out`` folder
-    that holds something other than a site. Without a Chromium or a Chinese font to print the PDFs with, the
-    site is built without them (one note says what to install) and its home pages do not link them.
+    SiteError (one line, exit status 2): a notebook missing from ``--src`` or never executed; a markdown image missing,
+    empty, remote or outside the repository; any Sphinx warning; an ``--out`` that holds something other than a site.
 """
 
 from __future__ import annotations
@@ -94,9 +59,7 @@ def sphinx_command(
 ) -> list[str]:
     """The command line that builds ``srcdir`` into ``outdir`` as HTML, with tools/book/conf.py.
 
-    ``-E -a``: a fresh build of every page; ``-W --keep-going``: every warning is an error, all of them
-    reported; ``-q`` unless ``verbose``. ``other`` describes the other edition for the links between them
-    (tools/book/editions.py); the edition's own settings follow its ``-D language``.
+    ``other``: the other edition, for the links between them (tools/book/editions.py).
     """
     settings = [("language", edition.language), *edition.sphinx_settings()]
     if other:
@@ -147,12 +110,10 @@ def finish_sphinx(process: subprocess.Popen, log: Path) -> None:
 def build_all(
     staged: dict[Edition, dict], work: Path, verbose: bool, others: dict[Edition, dict | None], tags: tuple[str, ...] = ()
 ) -> dict[Edition, Path]:
-    """Build every staged edition at once (one ``python -m sphinx`` each, side by side), each in its own
-    folder ``work/<language>/``: ``src/`` the staged files, ``html/`` the pages (then the staged files that
-    the site serves as they are, :func:`site_stage.served_files`); return edition -> ``html/``.
+    """Build every staged edition at once, each into ``work/<language>/html/``; return edition -> that folder.
 
     Raises:
-        SiteError: a build warned or failed (see :func:`finish_sphinx`).
+        SiteError: a build warned or failed.
     """
     running = {}
     for edition, files in staged.items():
@@ -172,7 +133,7 @@ def build_all(
     for edition in staged:
         built[edition] = html = work / edition.language / "html"
         write_files(served_files(staged[edition]), html)  # the notebooks with their attachments, for download
-        # Sphinx's build record, and the themes' template macros that they ship among their static files
+        # Sphinx's build record, and template macros that the themes ship among their static files
         for leftover in [html / ".buildinfo", html / ".buildinfo.bak", *(html / "_static").glob("*webpack-macros.html")]:
             leftover.unlink(missing_ok=True)
     return built
@@ -203,19 +164,7 @@ def build(
     docs: Path | None = DOCS,
     verbose: bool = False,
 ) -> list[Path]:
-    """Build one edition of the site from the executed notebooks ``src/NN_*.ipynb`` into ``out``, alone.
-
-    Args:
-        src: folder of executed notebooks.
-        out: the site folder, replaced whole.
-        home: folder that markdown image paths are relative to.
-        stems: the notebooks, in order (default: ``plumbing.series_notebooks()``).
-        language: ``en`` or ``zh_CN`` (a translated edition holds the notebooks translated completely).
-        docs: the folder of the errata pages and instructor guides (``None``: no such page).
-        verbose: print Sphinx's progress.
-
-    Returns:
-        The pages written: ``index.html``, one page per notebook in order, then the pages of docs/ if any.
+    """Build one edition of the site from ``src/NN_*.ipynb`` into ``out``; return its pages (see :func:`build_editions`).
 
     Raises:
         SiteError: see the module docstring.
@@ -238,11 +187,12 @@ def build_editions(
     docs: Path | None = DOCS,
     verbose: bool = False,
 ) -> dict[str, list[Path]]:
-    """Build the site, every edition of ``languages`` (the first at the root of ``out``, the others in
-    their folders), from the executed notebooks ``src/NN_*.ipynb``; see :func:`build`.
+    """Build every edition of ``languages`` from ``src/NN_*.ipynb`` into ``out`` (the first at its root).
+
+    ``home``: the folder that markdown image paths are relative to; ``docs``: ``None`` for no pages of docs/.
 
     Returns:
-        language -> the pages of that edition (``index.html``, the notebooks in order, the pages of docs/).
+        language -> its pages: ``index.html``, the notebooks in order, the pages of docs/.
 
     Raises:
         SiteError: see the module docstring.
@@ -255,15 +205,15 @@ def build_editions(
         raise SiteError(f"{out} is not empty and holds no index.html; refusing to replace it with the site.")
     editions = [EDITIONS[lang] for lang in languages]
     included = {e.language: translated(src, stems, e.language) for e in editions}
-    errata = {e.language: doc_pages(docs, e) for e in editions}  # the errata page and the instructor guide
+    errata = {e.language: doc_pages(docs, e) for e in editions}
     pages = {e.language: page_names(included[e.language], errata[e.language]) for e in editions}
     staged = {e.language: stage_files(src, included[e.language], home, e, errata[e.language]) for e in editions}
     root = editions[0]
-    others = {}  # two editions: each page links to its counterpart
+    others = {}
     for edition in editions:
         other = [e for e in editions if e is not edition]
         others[edition] = other_edition(edition, root, other[0], pages[other[0].language]) if other else None
-    try:  # the printed series needs a Chromium (and a Chinese font); without them the site has no PDFs
+    try:  # without a Chromium (and a Chinese font) the site has no PDFs
         build_pdf.find_chromium()
         build_pdf.check_cjk_font(languages)
         printed = True
@@ -275,9 +225,9 @@ def build_editions(
         site = built[root]
         for edition in editions[1:]:
             shutil.move(built[edition], site / edition.folder)
-        slides.site_decks(src, site, {e.language: (e.folder, included[e.language]) for e in editions})  # tools/slides.py
+        slides.site_decks(src, site, {e.language: (e.folder, included[e.language]) for e in editions})
         if printed:
-            build_pdf.site_pdfs(staged, included, stems, site, verbose)  # tools/build_pdf.py: pdf/*.pdf, Chromium's print
+            build_pdf.site_pdfs(staged, included, stems, site, verbose)
         replace(out, site)
     return {e.language: [out / e.folder / f"{name}.html" for name in pages[e.language]] for e in editions}
 

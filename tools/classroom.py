@@ -3,11 +3,7 @@
     python tools/classroom.py            # writes .github/workflows/classroom.yml
     python tools/classroom.py --check    # writes nothing; exit status 1 when the committed file is stale
 
-One test per graded step (``grader.steps``), worth the step's points, with GitHub Classroom's
-``autograding-command-grader``: ``python -m plumbing grade notebooks/student/NN_name.ipynb --step GRADE_ID``
-passes when that step passed. A notebook runs once: the first of its tests grades it and keeps the report in
-build/grading/, the others read it. Then ``autograding-grading-reporter`` sends the points to Classroom.
-The student edition's notebooks are what the students edit in their repositories (a copy of this one).
+One test per graded step (``grader.steps``), worth its points.
 """
 
 from __future__ import annotations

@@ -2,22 +2,11 @@
 
     python tools/classroom_template.py DIR     # DIR must not exist, or be empty
 
-DIR holds what a learner needs to write, run and grade the graded steps, and no solution:
+What it holds and leaves out (no solution): docs/instructor.md, section 5.
 
-- the student edition (``tools/student.py``) as ``notebooks/NN_*.ipynb``, where the grader looks for a notebook's
-  steps, and its Chinese as ``notebooks/zh/NN_*.ipynb``; each note names its path in DIR, and the "Open in Colab"
-  links, which open this repository's copy, are left out;
-- the packages ``notebooks/plumbing/`` (the setup cells' code) and ``notebooks/grader/`` (the grader and its steps), ``pyproject.toml`` and
-  ``requirements.lock`` (``make setup``, as here), ``LICENSE`` and ``LICENSES/``;
-- a Makefile (setup, standin, smollm2, lab, grade), a README.md for learners and a .gitignore (.venv, build/, weights);
-- ``.github/workflows/classroom.yml``: ``tools/classroom.py``'s workflow on ``notebooks/NN_*.ipynb``.
-
-Not the series' notebooks (the solutions), notebooks/student/, tests/ (tests/grading_cases/ holds solutions), docs/
-(the instructor guide), tools/, the site, slides and PDF sources, binder/, .ci/ or .github/workflows/test.yml.
-DIR is written in a temporary folder beside it, renamed to DIR at the end: an error leaves nothing behind.
-
-Raises (printed as one line, exit status 2): ``TemplateError``: DIR exists and is not an empty folder;
-``student.StudentError``: the student edition cannot be written.
+Raises (one line, exit status 2): ``TemplateError``: DIR exists and is not an empty folder;
+``student.StudentError``: the student edition cannot be written; ``plumbing.Llama3Error``: interface.po lacks the
+README's Chinese line.
 """
 
 from __future__ import annotations
@@ -175,7 +164,8 @@ class TemplateError(Exception):
 
 
 def write_notebooks(folder: Path) -> None:
-    """Write the student edition into ``folder/notebooks/`` (English) and ``folder/notebooks/zh/`` (Chinese).
+    """Write the student edition into ``folder/notebooks/`` and ``folder/notebooks/zh/``, without the Colab link
+    (it would open this repository's copy).
 
     Raises:
         student.StudentError: see tools/student.py.

@@ -2,15 +2,8 @@
 
     python tools/colab.py          # write or update the two cells in every notebooks/NN_*.ipynb
 
-The cells stand at the end of "Before you start", just before "## Setup": a markdown cell (id ``colab-link``)
-with the notebook's "Open in Colab" link and a code cell (id ``colab-setup``) that does nothing outside Colab. In
-Colab it clones the repository, installs the package ``plumbing`` with what the kernels need (``pyproject.toml``'s
-``dependencies``: Colab's own torch is kept when it is recent enough, and nothing of JupyterLab, Sphinx or
-transformers is installed), builds the synthetic stand-in unless ``LLAMA3_DIR`` names weights (on Google Drive,
-for example), downloads SmolLM2 (the real small model of the notebooks' real-model cells) and puts the package on the
-kernel's path. The setup cell is collapsed in Jupyter and on the site. The repository's address comes from ``pyproject.toml``
-(``[project.urls] Repository``), its one place. ``tests/site/test_launch.py`` checks that the cells are current and runs
-the setup cell's commands in a fresh virtual environment that already holds a newer torch.
+In Colab, the setup cell installs ``pyproject.toml``'s ``dependencies``, which keep Colab's own torch when it is recent
+enough and hold nothing of JupyterLab, Sphinx or transformers; elsewhere it does nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +31,7 @@ def colab_url(path_in_repository: str) -> str:
 
 
 def link_source(path_in_repository: str) -> str:
-    """The markdown cell: the link (the setup cell's comment says what it does; elsewhere it does nothing)."""
+    """The markdown cell: the link to ``path_in_repository`` in Colab."""
     return f"**Google Colab:** [open this notebook there]({colab_url(path_in_repository)}) and run the next cell first."
 
 

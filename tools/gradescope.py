@@ -3,17 +3,11 @@
     python tools/gradescope.py DIR          # writes DIR/gradescope-autograder.zip (DIR is created when missing)
     python tools/gradescope.py FILE.zip     # writes FILE.zip
 
-The zip holds, at its root, what Gradescope's autograder format asks for: ``setup.sh``, run once as root when
-Gradescope builds the autograder's image (Python 3.11 or newer, requirements.lock, the package, the stand-in), and
-``run_autograder``, run for each submission (:mod:`grader.gradescope` grades every notebook of the series in
-/autograder/submission/ into /autograder/results/results.json). Beside them, what grading needs, as
-tools/classroom_template.py places it: the packages ``notebooks/grader/`` (the grader and its steps) and
-``notebooks/plumbing/``, the student edition as ``notebooks/NN_*.ipynb`` (where the grader finds each notebook's steps), ``pyproject.toml``,
-``requirements.lock``, ``LICENSE`` and ``LICENSES/``. No solution: not the series' notebooks, tests/, docs/ or tools/.
-The zip is written to a temporary file beside it, then renamed: an error leaves nothing behind.
+What the zip holds (Gradescope's ``setup.sh`` and ``run_autograder``, the grader, the student edition; no solution):
+docs/instructor.md, section 5.
 
-Raises (printed as one line, exit status 2): ``BundleError``: OUT is a file that is not a .zip, or a folder where
-the zip should go; ``student.StudentError``: the student edition cannot be written.
+Raises (one line, exit status 2): ``BundleError``: OUT is a file that is not a .zip, or a folder where the zip should
+go; ``student.StudentError``: the student edition cannot be written.
 """
 
 from __future__ import annotations

@@ -6,16 +6,7 @@
 
 Each command takes notebook numbers or names to work on some notebooks only (``build 05 06``).
 
-One entry per markdown cell: ``msgctxt`` is the cell's id, ``msgid`` its English text, ``msgstr`` the
-translation. When an English cell changes, ``extract`` keeps the old translation as *fuzzy* with the
-previous English text beside it (``#| msgid``), so a translator sees what changed; a fuzzy or empty
-entry is not used, and ``check`` reports it. The translated notebooks are generated, never edited by
-hand: code cells, outputs and metadata are the English notebook's, so they run under nbval with the
-English outputs, and so are the markdown cells' attachments (the figures). Catalogues are read and
-written with Babel (``babel.messages``), the gettext library Sphinx itself uses.
-
-The tools' own words are in one more catalogue, ``interface.po`` (tools/interface.py): ``extract`` adds there what
-the code asks for, and ``check`` reports its entries that are missing, fuzzy or no longer asked for.
+Raises: ``build`` prints a ``plumbing.Llama3Error`` (a cell without a usable translation) as one line, exit status 2.
 """
 
 from __future__ import annotations
@@ -114,10 +105,7 @@ def extract(notebook: Path, lang: str = "zh_CN") -> Catalog:
 
 
 def updated(old: Catalog, messages: list[tuple[str, str]], lang: str) -> Catalog:
-    """A catalogue of ``messages`` (context, English), with ``old``'s translations.
-
-    A message whose English changed keeps its old translation marked fuzzy (not used until checked).
-    """
+    """A catalogue of ``messages`` (context, English), with ``old``'s translations."""
     by_context = {m.context: m for m in old if m.id}
     new = catalogue_like(old, lang)
     for context, english in messages:
@@ -153,11 +141,8 @@ def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
 
 
 def translated_notebook(notebook: Path, lang: str = "zh_CN"):
-    """The English notebook with every markdown cell translated; code, outputs and metadata unchanged.
-
-    A translated cell shows the English cell's figures (``![..](attachment:x.png)``), carried from the edition's
-    own images/zh/ (tools/attachments.py; the diagrams with Chinese labels): the Chinese notebook opened alone
-    shows them too, and the site (tools/site_stage.py) stages both editions' notebooks the same way.
+    """The English notebook with every markdown cell translated and its figures from images/zh/ where that has them;
+    code, outputs and metadata unchanged.
 
     Raises:
         plumbing.Llama3Error: a markdown cell has no usable translation (see :func:`problems`).
@@ -194,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = [
         nb for nb in plumbing.series_notebooks() if not args.notebooks or any(nb.name.startswith(k) or nb.stem == k for k in args.notebooks)
     ]
-    import interface  # the tools' own words (interface.po); it imports this module
+    import interface  # it imports this module
 
     if args.command == "extract":
         for nb in notebooks:

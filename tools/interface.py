@@ -1,16 +1,10 @@
 """The tools' own words in each language: English in the code, the translations in ``interface.po``.
 
-The site's labels and banners, the PDF's title page, the student edition's notes and the graded steps' tasks
-are written in English where they are used; their translations are in the gettext catalogue
-``locale/<lang>/LC_MESSAGES/interface.po``, in the standard way: ``msgctxt`` names the place
-(``banner.standin[1]``, ``task 03-mean-square``), ``msgid`` is the English of the code, ``msgstr`` its
-translation. :func:`text` looks one up; a place's dictionary of words is a :class:`Words`, whose
-``words["zh_CN"]`` is looked up entry by entry. :func:`messages` lists what the code asks for:
-``python tools/i18n.py extract`` adds it to the catalogue (an entry whose English changed becomes fuzzy) and
-``python tools/i18n.py check`` reports what is missing, fuzzy or no longer asked for (:func:`problems`).
+A place's words are a :class:`Words`; :func:`messages` lists every (msgctxt, English) the code looks up. The grader
+reads nothing here, as it ships without ``locale/`` (GitHub Classroom's template): the tools that write the Chinese
+student edition look up a step's task (:func:`task`).
 
-The grader (``notebooks/grader``, with ``notebooks/plumbing``) reads nothing here: it ships without ``locale/`` (GitHub Classroom's
-template), so a step's Chinese task is looked up by the tools that write the Chinese student edition (:func:`task`).
+Raises: ``plumbing.Llama3Error``: a lookup (:func:`text`) finds no usable entry (missing, empty or fuzzy).
 """
 
 from __future__ import annotations

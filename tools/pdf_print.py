@@ -1,12 +1,11 @@
 """Printing with Chromium: a ``singlehtml`` page of the series to a PDF, its table of contents given page numbers.
 
-Chromium (driven by playwright, as tests/site/test_site_browser.py does) loads the page from disk, nothing from outside
-its folder, waits for MathJax, opens every folded solution and deep dive, writes the table of contents and prints
-it with tools/book/print.css (A4, page numbers, code and outputs wrapped, the site's buttons hidden). The table of
-contents gets its page numbers from a first print: the page of each heading is read back from the PDF's named
-destinations with pypdf, then the page is loaded afresh with the numbers filled in and printed again, until the
-numbers agree with the print. What runs in the page is JavaScript in tools/pdf_scripts/, read when a page is
-loaded (:func:`page_script`).
+Chromium runs through playwright, loads nothing from outside the page's folder, and prints with tools/book/print.css;
+the JavaScript it runs in the page is in tools/pdf_scripts/.
+
+Raises:
+    PrintUnavailable: no Chromium, Chinese font or playwright. SiteError: Chromium or MathJax failed, an image did not
+    load, something reaches past the margin, or the contents' page numbers did not settle.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ __all__ = [
 
 
 class PrintUnavailable(SiteError):
-    """What printing needs is not installed on this machine: Chromium, a Chinese font or playwright (the message
-    says what to install). The tests of the site skip on it, or fail when CI is set."""
+    """Chromium, a Chinese font or playwright is not installed; the site's tests skip on it (fail when CI is set)."""
 
 
 PRINT_CSS = BOOK / "print.css"
@@ -57,7 +55,7 @@ MATHJAX_TIMEOUT_MS = 180_000
 TEXT_WIDTH_PX = round((210 - 2 * 15) / 25.4 * 96)
 #: how far past the margin an element may reach before it counts as cut off (an inline code's frame)
 OVERFLOW_TOLERANCE_PX = 4
-#: the JavaScript that runs in the page: math_ready.js, prepare.js, cut_off.js, fill_pages.js
+#: the JavaScript run in the page (:func:`page_script`)
 SCRIPTS = Path(__file__).resolve().parent / "pdf_scripts"
 
 
@@ -70,8 +68,7 @@ def page_script(name: str) -> str:
 
 
 def find_chromium() -> str:
-    """The Chromium to print with: ``LLAMA3_CHROMIUM``, else the first of :data:`CHROMIUM_NAMES` on ``PATH``, else
-    macOS's Google Chrome or Chromium (:data:`CHROMIUM_APPS`).
+    """The Chromium to print with: ``LLAMA3_CHROMIUM``, else :data:`CHROMIUM_NAMES` on ``PATH``, else :data:`CHROMIUM_APPS`.
 
     Raises:
         PrintUnavailable: none is found.
@@ -90,7 +87,7 @@ def find_chromium() -> str:
 
 
 def check_cjk_font(languages) -> None:
-    """Stop before printing Chinese without a Chinese font, where fontconfig can tell (Linux: ``fc-list``).
+    """Stop before printing Chinese without a Chinese font, where ``fc-list`` can tell.
 
     Raises:
         PrintUnavailable: ``fc-list :lang=zh`` lists no font.
@@ -106,8 +103,8 @@ def check_cjk_font(languages) -> None:
 
 
 def destination_pages(pdf: bytes) -> tuple[int, dict[str, int]]:
-    """The number of pages of ``pdf`` (a PDF file's bytes, read with pypdf) and the page (from 1) of each of its
-    named destinations, which Chromium writes for the targets of the page's internal links (the contents' entries)."""
+    """The number of pages of the PDF bytes ``pdf`` and the page (from 1) of each named destination, which Chromium
+    writes for each target of an internal link (the contents' entries)."""
     import io
 
     import pypdf
@@ -122,9 +119,8 @@ def destination_pages(pdf: bytes) -> tuple[int, dict[str, int]]:
 
 
 def load_page(context, page_html: Path, edition: Edition, outside: list[str], pages: dict[str, int] | None = None):
-    """Open the ``singlehtml`` page ``page_html`` of ``edition`` in the playwright ``context``, ready to print:
-    MathJax done, tools/book/print.css added, tools/pdf_scripts/prepare.js run, the contents' page numbers ``pages``
-    filled in (fill_pages.js) when given. ``outside`` collects the requests that left the page's folder.
+    """Open ``page_html`` in the playwright ``context``, ready to print, with the contents' page numbers ``pages``
+    filled in when given; ``outside`` collects the requests that left the page's folder.
 
     Raises:
         SiteError: the page asks for something outside its folder, MathJax fails, an image does not load, the
@@ -159,12 +155,10 @@ def load_page(context, page_html: Path, edition: Edition, outside: list[str], pa
 
 
 def print_page(browser, page_html: Path, edition: Edition, pdf: Path) -> int:
-    """Print the ``singlehtml`` page ``page_html`` of ``edition`` to ``pdf`` (replaced atomically) in the
-    playwright ``browser``; nothing outside the page's folder is loaded. Returns the number of pages.
+    """Print ``page_html`` to ``pdf`` in the playwright ``browser``; return the number of pages.
 
-    The page is printed once with the contents' page numbers at 0, then loaded afresh with the numbers
-    that print gave and printed again, until the numbers agree with the print (Chromium lays a page out
-    differently when it prints it a second time, so every print starts from a fresh load).
+    Printed until the contents' page numbers agree with the print that gave them, each print from a fresh load
+    (Chromium lays a page out differently when it prints it a second time).
 
     Raises:
         SiteError: see :func:`load_page`; Chromium fails, or the contents' page numbers do not settle in four prints.
@@ -205,8 +199,8 @@ def print_page(browser, page_html: Path, edition: Edition, pdf: Path) -> int:
 
 
 def print_edition(exe: str, page_html: Path, edition: Edition, pdf: Path) -> int:
-    """Print one edition's page with a Chromium of its own (:func:`print_page`); returns the number of pages.
-    Each edition runs in a thread of its own, so each has its own playwright (its sync API is per thread).
+    """Print one edition's page with a Chromium and a playwright of its own (its sync API is per thread); return
+    the number of pages.
 
     Raises:
         SiteError: see :func:`print_page`; Chromium does not start.

@@ -1,11 +1,9 @@
 """The series staged for paper: each edition's Sphinx sources as the site stages them, changed for the print.
 
-:func:`stage` stages each edition as the course site does (tools/site_stage.py: the executed notebooks, the
-Chinese ones translated by ``i18n.notebook_text``, their figures as files), then :func:`print_files` changes it
-for paper: the Colab link and setup cells (ids ``colab-link``, ``colab-setup``) are left out, the pages of docs/
-too, and the home page gives way to a title page (:func:`title_page`) with an empty box for the table of
-contents, which the browser fills (tools/pdf_scripts/prepare.js). Reads the notebooks and pyproject.toml; writes
-nothing. tools/build_pdf.py builds what this returns into one page with Sphinx and prints it.
+Reads the notebooks and pyproject.toml; writes nothing.
+
+Raises:
+    SiteError: a notebook is missing, never ran or its translation is stale; an image is missing or remote.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from site_stage import EDITIONS, REPO_ROOT, Edition, source_files, stage_files, 
 
 __all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title_page", "print_files", "stage", "repository"]
 
-#: cells that belong to Colab and not to paper (tools/colab.py writes them into every notebook)
+#: Colab's cells, which tools/colab.py writes into every notebook
 LEFT_OUT_CELLS = ("colab-link", "colab-setup")
 
 #: the title page's and the printed labels' words in each edition (Chinese: interface.po, ``pdf.<key>``)
@@ -67,13 +65,11 @@ def notebook_title(nb: nbformat.NotebookNode) -> str:
 
 def title_page(edition: Edition, runs: list[dict], left_out: list[str], repository: str) -> str:
     """The print's root page (MyST markdown): the title page, a box for the contents that the browser fills
-    (tools/pdf_scripts/prepare.js), and a hidden toctree of the notebooks, which Sphinx's ``singlehtml`` puts after it.
+    (tools/pdf_scripts/prepare.js), and a hidden toctree of the notebooks.
 
     Args:
-        edition: the edition printed (its words are :data:`WORDS`).
-        runs: the ``llama3`` run metadata of each notebook printed (which weights its outputs come from).
-        left_out: the notebooks that this edition does not have (an incomplete translation).
-        repository: the repository's address, ``[project.urls] Repository`` of pyproject.toml.
+        runs: each printed notebook's ``llama3`` metadata (which weights its outputs come from) and ``stem``.
+        left_out: the notebooks this edition lacks (an incomplete translation).
     """
     words = WORDS[edition.language]
     described = []
@@ -116,19 +112,9 @@ def title_page(edition: Edition, runs: list[dict], left_out: list[str], reposito
 def print_files(
     files: dict[str, Path | str], edition: Edition, stems: list[str], left_out: list[str] = (), repository: str = ""
 ) -> dict[str, Path | str]:
-    """Sphinx's source folder for the print, from :func:`site_stage.stage_files`'s map of the same edition:
-    its source files (not those that the site serves as they are, nor the pages of docs/), the notebooks
-    changed by :func:`print_notebook`, and ``index.md`` replaced by :func:`title_page`. Reads the notebooks
-    that ``files`` gives as paths; writes nothing.
-
-    Args:
-        files: ``stage_files``'s map (source path -> file to copy or text to write).
-        edition: the edition staged.
-        stems: its notebooks, in order (those that ``files`` holds).
-        left_out: the series' notebooks that the edition lacks, named on the title page.
-        repository: the repository's address, for the title page.
-    """
-    # the series only: the pages of docs/ (errata, instructor guide) belong to the site, and so do their images
+    """Sphinx's sources for the print from :func:`site_stage.stage_files`' map ``files`` of the same edition: its
+    notebooks ``stems`` through :func:`print_notebook`, ``index.md`` a :func:`title_page`, no pages of docs/."""
+    # the pages of docs/ (errata, instructor guide) and their images belong to the site, not to the series
     out = {name: content for name, content in source_files(files).items() if not name.startswith("docs/")}
     runs = []
     for stem in stems:
@@ -142,9 +128,8 @@ def print_files(
 
 
 def stage(src: Path, home: Path, stems: list[str], languages: tuple[str, ...]) -> dict[Edition, dict]:
-    """Every edition's print sources (:func:`print_files`), staged from the executed notebooks ``src/NN_*.ipynb``
-    as the site stages them (:func:`site_stage.stage_files`: the catalogues of the translation, the images that
-    the markdown shows, relative to ``home``); writes nothing.
+    """Every edition's print sources (:func:`print_files`), from the executed ``src/NN_*.ipynb``, images relative
+    to ``home``.
 
     Raises:
         SiteError: a notebook is missing, never ran or its translation is stale; an image is missing or remote.
@@ -159,7 +144,7 @@ def stage(src: Path, home: Path, stems: list[str], languages: tuple[str, ...]) -
 
 
 def repository() -> str:
-    """The repository's address, read from pyproject.toml's ``[project.urls] Repository`` as tools/book/conf.py reads it."""
+    """The repository's address: pyproject.toml's ``[project.urls] Repository``."""
     import tomllib
 
     text = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")

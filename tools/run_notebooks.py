@@ -3,9 +3,8 @@
     python tools/run_notebooks.py --out build notebooks/01_tokenization.ipynb ...
     python tools/run_notebooks.py --inplace notebooks/*.ipynb     # `make refresh`
 
-Each notebook runs with ``notebooks/`` as its working directory, as in Jupyter. Cells
-run top to bottom; execution timings are not recorded, so outputs stay reproducible.
-A failing cell stops the run with the cell's error and exit status 1.
+Timings are not recorded, so that outputs stay reproducible. A failing cell stops the run with its error and exit
+status 1 (130 on Ctrl-C); with ``--out``, the earlier copies of the notebooks not yet run are removed.
 """
 
 from __future__ import annotations
@@ -53,17 +52,14 @@ def execute_notebook(
     on_cell_start: Callable[..., object] | None = None,
     on_cell_executed: Callable[..., object] | None = None,
 ):
-    """Run notebook ``src`` top to bottom and write the executed copy to ``dest`` (if given).
+    """Run notebook ``src`` top to bottom in ``notebooks/`` and write the executed copy to ``dest`` (if given; may be ``src``).
 
     Args:
-        src: the notebook to run.
-        dest: where to write the executed notebook (may equal ``src``); ``None`` writes nothing.
         env: environment for the kernel (default: this process's).
-        progress: show a tqdm bar over the code cells.
         timeout: seconds allowed per cell.
-        on_kernel_start: called with the kernel's process id once the kernel runs, before the first cell.
-        on_cell_start, on_cell_executed: nbclient's hooks, called with the keywords ``cell`` and ``cell_index``
-            before every cell and after every non-empty code cell (tools/bench.py watches each cell with them).
+        on_kernel_start: called with the kernel's process id, before the first cell.
+        on_cell_start, on_cell_executed: nbclient's hooks (keywords ``cell``, ``cell_index``), before every cell and
+            after every non-empty code cell (benchmarks/run.py times each cell with them).
 
     Returns:
         The executed ``nbformat.NotebookNode``.
@@ -113,12 +109,10 @@ def execute_notebook(
 
 
 def run_metadata(env: dict | None = None) -> dict:
-    """What a run was made on, recorded in the executed notebook's metadata under ``llama3``.
+    """What a run was made on, for the executed notebook's metadata ``llama3`` (the site reads it, not the printed text).
 
-    ``weights``: ``"standin"``, ``"meta"`` (a real checkpoint in Meta's format) or ``"hf"`` (Hugging Face
-    safetensors); ``weights_description``: the line each notebook prints; ``prompt``: the prompt used; for a
-    stand-in of another model's shapes than data/standin/'s, ``standin_model`` (e.g. "Llama 3.2 1B (16 layers)").
-    The site reads these instead of the printed text.
+    ``weights``: ``"standin"``, ``"meta"`` or ``"hf"``; ``weights_description``: the line each notebook prints;
+    ``prompt``; for a stand-in of another model's shapes, ``standin_model`` ("Llama 3.2 1B (16 layers)").
     """
     env = dict(os.environ if env is None else env)
     source = plumbing.find_weights(env.get("LLAMA3_DIR") or None)

@@ -1,29 +1,9 @@
 """What tools/build_site.py gives Sphinx for each edition of the course site: pure functions, no Sphinx.
 
-For one edition, :func:`stage_files` maps every file of Sphinx's source folder to its content (a path to
-copy, or the text to write), and :func:`write_files` writes that map into a given folder:
-
-    index.md                  the edition's home page, tools/book/index.md or index.zh_CN.md, as it is: a
-                              toctree globs ``notebooks/[0-9][0-9]_*`` (the notebooks staged, in order),
-                              another lists the pages of docs/ that are staged (:data:`DOC_PAGES`: ``docs/overview``,
-                              ``docs/models``, ..., ``docs/instructor``)
-    notebooks/NN_name.ipynb   English: the executed notebook, byte for byte. Chinese: the same notebook
-                              translated by ``i18n.notebook_text``, the function that writes notebooks/zh/.
-                              A notebook whose figures are cell attachments is staged with file paths
-                              instead (:func:`shown_notebook`): MyST-NB does not show attachments
-    _sources/notebooks/NN_name.ipynb
-                              only for those: the notebook as it is, attachments and all, which the
-                              download button serves (:data:`SERVED`; written into the built site)
-    images/...                every image that those pages show
-    docs/errata.md            the edition's errata page, its links rewritten for the site (:func:`errata_text`)
-    docs/instructor.md        the edition's instructor guide, its links rewritten the same way, and so every page of
-                              :data:`DOC_PAGES` (overview, models, platforms, performance, publishing)
-
-Image paths have one form: relative to the page, as the repository has them. The notebooks of both
-editions carry their figures as attachments (tools/attachments.py: ``attachment:x.png`` is images/x.png);
-their staged copies say ``../images/x.png`` instead, the path the notebooks had before attachments,
-which from ``notebooks/`` is ``images/x.png``. The source folder mirrors the repository (``notebooks/``
-beside ``images/`` and ``docs/``), so the same path is right there too.
+:func:`stage_files` maps each file of an edition's source folder to a path to copy or the text to write. The folder
+mirrors the repository (``index.md``, ``notebooks/``, ``images/``, ``docs/``), so image paths relative to a page stay
+right. Notebooks carry their figures as attachments, which MyST-NB does not show: Sphinx reads a copy that names
+the files (:func:`shown_notebook`), and the download button serves the notebook itself (:data:`SERVED`).
 """
 
 from __future__ import annotations
@@ -45,9 +25,9 @@ import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK = Path(__file__).resolve().parent / "book"  # conf.py, the extensions, index.md, _static/
-DOCS = REPO_ROOT / "docs"  # the pages of DOC_PAGES, each in English (errata.md) and Chinese (errata.zh-CN.md)
-#: the built site's folder of page sources, which the download button serves (conf.py: html_copy_source); a staged
-#: file under it goes into the built site after Sphinx (:func:`served_files`), in place of Sphinx's copy
+DOCS = REPO_ROOT / "docs"
+#: the built site's folder that the download button serves (conf.py: html_copy_source); staged files under it are
+#: written there after Sphinx, in place of Sphinx's copy (:func:`served_files`)
 SERVED = "_sources/"
 
 
@@ -57,7 +37,7 @@ class SiteError(Exception):
 
 @dataclass(frozen=True)
 class Edition:
-    """One language of the site."""
+    """One language of the site; the fields from ``errata`` on name its file in docs/ for each of :data:`DOC_PAGES`."""
 
     language: str  # Sphinx's language
     folder: str  # where it goes inside the site: "" (the root) or "zh"
@@ -65,30 +45,31 @@ class Edition:
     lang: str  # its HTML language tag
     index: str  # its home page in tools/book/
     settings: tuple = ()  # Sphinx settings of its own, (name, value) pairs (conf.py has the English ones)
-    copyright: str = ""  # conf.py's copyright line (English), translated into the edition's language (none: conf.py's)
-    errata: str = ""  # its errata page in docs/
-    instructor: str = ""  # its instructor guide in docs/
-    overview: str = ""  # its one-page overview of the whole path in docs/
-    models: str = ""  # its page on the weights in docs/: the stand-in, SmolLM2, Meta's models and their downloads
-    platforms: str = ""  # its page on where to run the series in docs/: each platform, Binder, Google Colab
-    performance: str = ""  # its page of measured time and memory in docs/
-    publishing: str = ""  # its page on the course site and the other make commands in docs/
+    copyright: str = ""  # conf.py's copyright line (English), to translate (none: conf.py's)
+    errata: str = ""
+    instructor: str = ""
+    overview: str = ""
+    models: str = ""
+    platforms: str = ""
+    performance: str = ""
+    publishing: str = ""
 
     @property
     def label(self) -> str:
-        """The words of the link to it from the other edition: its name in its own language (interface.po; raises
-        plumbing.Llama3Error when that lacks it, as :func:`sphinx_settings` does)."""
+        """Its name in its own language (interface.po), the words of the link to it from the other edition.
+
+        Raises:
+            plumbing.Llama3Error: interface.po lacks it (so does :meth:`sphinx_settings`).
+        """
         return interface.text("edition.name", self.name, self.language)
 
     def sphinx_settings(self) -> list[tuple[str, str]]:
-        """Its Sphinx settings, ``-D`` pairs after ``language``: its copyright line, translated, then :attr:`settings`."""
+        """Its ``-D`` settings after ``language``: its copyright line, translated, then :attr:`settings`."""
         own = [("copyright", interface.text("edition.copyright", self.copyright, self.language))] if self.copyright else []
         return own + list(self.settings)
 
 
-#: The pages of docs/ on the site, after the notebooks in this order: each is ``docs/<page>`` in every edition, and
-#: each edition names its file in docs/ in its field of the same name (English ``errata.md``, Chinese
-#: ``errata.zh-CN.md``). The home pages list them in a ``llama3-toctree-if-found``, so a missing one is left out.
+#: The pages of docs/ on the site, ``docs/<page>``, after the notebooks in this order (a missing file is left out).
 DOC_PAGES = ("overview", "models", "platforms", "errata", "performance", "publishing", "instructor")
 EDITIONS = {
     "en": Edition("en", "", "English", "en", "index.md", **{page: f"{page}.md" for page in DOC_PAGES}),
@@ -103,8 +84,7 @@ EDITIONS = {
         **{page: f"{page}.zh-CN.md" for page in DOC_PAGES},
     ),
 }
-#: Folders of the built site that no Sphinx page makes (other tools write them into each edition's folder): a
-#: link from a page of docs/ to ``../slides/...`` or ``../pdf/...`` is kept as a plain link (:func:`site_link`).
+#: Folders of the built site that other tools write, not Sphinx: links to them stay plain links (:func:`site_link`).
 SITE_ONLY = ("slides", "pdf")
 
 
@@ -127,8 +107,7 @@ def read_executed(path: Path) -> nbformat.NotebookNode:
 
 
 def notebook_file(path: Path, language: str) -> Path | str:
-    """The executed notebook at ``path`` as the ``language`` edition serves it: the file itself for English,
-    else the text that tools/i18n.py writes into notebooks/zh/ (``i18n.notebook_text``).
+    """The executed notebook at ``path`` in the ``language`` edition: the file for English, else ``i18n.notebook_text``.
 
     Raises:
         SiteError: see :func:`read_executed`; or the translation of a markdown cell is missing or stale.
@@ -149,12 +128,12 @@ def edition_notebook(path: Path, language: str) -> nbformat.NotebookNode:
 
 
 def shown_notebook(nb, language: str = "en") -> nbformat.NotebookNode | None:
-    """The copy of ``nb`` that Sphinx renders, when it is not ``nb`` itself (else ``None``): its attachments
-    dropped and its markdown showing the files again (``attachment:x.png`` -> ``../images/x.png``, in the Chinese
-    edition ``../images/zh/x.png``), because
-    MyST-NB does not show attachments (executablebooks/MyST-NB issues 492 and 655); and its code highlighted
-    as IPython (``pygments_lexer`` ``ipython3``, as Jupyter writes it), so that the Colab setup cell's ``!git``
-    and ``%pip`` lines are highlighted rather than a warning that stops the build."""
+    """The copy of ``nb`` that Sphinx renders, or ``None`` when that is ``nb`` itself.
+
+    Attachments become files (``attachment:x.png`` -> ``../images/x.png``, Chinese ``../images/zh/x.png``): MyST-NB
+    does not show attachments (executablebooks/MyST-NB issues 492 and 655). Code is highlighted as ``ipython3``, so
+    that the Colab cell's ``!git`` and ``%pip`` lines raise no warning, which would stop the build.
+    """
     shown = attachments.file_references(nb, None if language == "en" else language)
     info = shown.metadata.get("language_info")
     if info is not None and info.get("name") == "python":
@@ -193,8 +172,10 @@ def doc_pages(docs: Path | None, edition: Edition) -> dict[str, Path]:
 
 
 def page_names(stems: list[str], errata=False) -> list[str]:
-    """Sphinx's names of an edition's pages: ``index``, ``notebooks/NN_name`` in order, then the pages of docs/:
-    ``errata`` is the names :func:`doc_pages` gives (``True``: the errata page alone; ``False``: none)."""
+    """Sphinx's names of an edition's pages: ``index``, ``notebooks/NN_name`` in order, then the pages of docs/.
+
+    ``errata``: :func:`doc_pages`' names (``True``: the errata page alone; ``False``: none).
+    """
     docs = ["docs/errata"] if errata is True else [] if errata is False else list(errata)
     return ["index"] + [f"notebooks/{stem}" for stem in stems] + docs
 
@@ -215,13 +196,8 @@ def image_sources(markdown: str) -> list[str]:
 def page_images(markdown: str, name: str, folder: Path, staged: str, within: Path) -> dict[str, Path]:
     """The images of a page: where each goes in the source folder -> the file to copy there.
 
-    Args:
-        markdown: the page's markdown (all the markdown cells of a notebook).
-        name: the page's name, for messages.
-        folder: the page's folder in the repository, which its image paths are relative to.
-        staged: the page's folder in the source folder (``notebooks``, ``docs``, ``""``): the same
-            relative path is right there, since the source folder mirrors the repository.
-        within: the folder that every image must be in (the repository).
+    ``folder``: the page's folder in the repository; ``staged``: in the source folder (``notebooks``, ``docs``,
+    ``""``); ``within``: the folder that every image must be in.
 
     Raises:
         SiteError: an image is a remote address, missing, empty, or outside ``within`` or the site.
@@ -258,9 +234,8 @@ WIDE_BREAK = re.compile(f"(?<=[{WIDE}])[ \\t]*\\n[ \\t]*(?=[{WIDE}])")
 
 
 def errata_link(m: re.Match, edition: Edition) -> str:
-    """A link from a page of docs/ to one of :data:`DOC_PAGES`: to the other language's file
-    (``[Chinese](errata.zh-CN.md)``), as a link to that page in the other edition of the site (which this
-    edition's Sphinx does not know); to this language's, as the page's staged name (``errata.md``)."""
+    """A link from a page of docs/ to one of :data:`DOC_PAGES`: to this language's file as its staged name
+    (``errata.md``); to the other language's (``errata.zh-CN.md``) as an HTML link into the other edition."""
     for page in DOC_PAGES:
         if getattr(edition, page) == m["target"]:
             return f"[{m['text']}]({page}.md)"
@@ -273,8 +248,7 @@ def errata_link(m: re.Match, edition: Edition) -> str:
 
 
 def site_link(m: re.Match) -> str:
-    """A link from a page of docs/ to a file of the built site that no Sphinx page makes (:data:`SITE_ONLY`:
-    ``../slides/03_rmsnorm.slides.html``), as a plain link to it in the same edition: Sphinx would look for a page."""
+    """A link from a page of docs/ to :data:`SITE_ONLY` (``../slides/...``), as plain HTML: Sphinx would look for a page."""
     return f'<a href="../{escape(m["target"])}">{escape(m["text"])}</a>'
 
 
@@ -299,26 +273,18 @@ def repo_link(m: re.Match, folder: Path, repo_root: Path = REPO_ROOT) -> str:
 
 
 def east_asian_line_breaks(markdown: str) -> str:
-    """``markdown`` without the line breaks that fall between two Chinese characters, outside fenced code.
+    """``markdown`` without the line breaks between two Chinese characters, outside fenced code.
 
-    A browser shows a line break inside a paragraph as a space, which in Chinese text is a gap between
-    characters (Pandoc's ``east_asian_line_breaks`` extension does the same). Block markup is untouched:
-    a line that starts with a Chinese character starts no list, heading, table or fence.
+    A browser shows such a break as a space, a gap in Chinese text (as Pandoc's ``east_asian_line_breaks``).
     """
     parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[ \t]*$)", markdown, flags=re.M | re.S)
     return "".join(part if i % 2 else WIDE_BREAK.sub("", part) for i, part in enumerate(parts))
 
 
 def errata_text(text: str, edition: Edition, stems: list[str], folder: Path, repo_root: Path = REPO_ROOT) -> str:
-    """A page of docs/ (the errata page, the instructor guide; its markdown, from ``folder``) as the site's
-    ``docs/<page>.md`` of ``edition``.
+    """A page of docs/ (markdown, from ``folder``) as ``edition``'s ``docs/<page>.md``, its links rewritten for the site.
 
-    Links to the notebooks of the Chinese edition in the repository (``../notebooks/zh/``) lead to the
-    edition's own pages (``zh/notebooks/``); links to a notebook this edition left out (``stems``: the
-    notebooks it has) lead to its English page; a link to the other language's page of docs/ leads to that
-    page of the other edition, a link to this language's to its staged name; links to the site's own
-    folders (:data:`SITE_ONLY`: slides, PDFs) stay links; links to repository files that are no page become
-    their paths; a Chinese page loses its line breaks between Chinese characters.
+    ``../notebooks/zh/`` links lead to the edition's own notebook pages; ``stems``: the notebooks it has.
     """
     text = text.replace("](../notebooks/zh/", "](../notebooks/")
     text = NOTEBOOK_LINK.sub(lambda m: notebook_link(m, edition, stems), text)
@@ -340,17 +306,10 @@ def stage_files(
     book: Path = BOOK,
     repo_root: Path = REPO_ROOT,
 ) -> dict[str, Path | str]:
-    """The source folder of one edition: relative path -> a file to copy or the text to write (the entries
-    under :data:`SERVED` go into the built site instead: :func:`source_files`, :func:`served_files`).
+    """The source folder of one edition: relative path -> a file to copy or the text to write.
 
-    Args:
-        src: folder of the executed notebooks ``NN_name.ipynb``.
-        stems: the notebooks of this edition, in order.
-        home: the notebooks' folder in the repository, which their image paths are relative to.
-        edition: the edition (its notebooks are translated by tools/i18n.py unless it is English).
-        errata: the edition's pages of docs/, :func:`doc_pages`' map (a path: the errata page alone; ``None``: none).
-        book: the folder of the home pages (tools/book/).
-        repo_root: the repository, which the home page's image paths are relative to.
+    ``stems``: the edition's notebooks in ``src``, in order; ``home``: their folder in the repository;
+    ``errata``: :func:`doc_pages`' map (a path: the errata page alone; ``None``: none).
 
     Raises:
         SiteError: a notebook is missing, never ran or not translated; an image is missing or remote.

@@ -4,41 +4,13 @@
     python tools/slides.py --src build --out DIR
     python tools/slides.py --student            # the students' decks -> build/slides-student/ (no graded code)
 
-The slides are cut by hand in tools/slides_cuts.toml: per notebook, a list of slides, each with its title and at
-most about 40 words of text (English and Chinese), and what it shows of the notebook: a code cell (or some of
-its lines, at most 10) with its output cut to its first lines, a figure output alone, or a block of a markdown
-cell (a formula, a figure). A deck is the title slide (the notebook's heading and figure), then the table's
-slides, one after the other. Each slide's speaker notes (reveal.js ``<aside class="notes">``, key S) hold the
-notebook's prose for that step: the markdown cells a slide names in ``notes``, and every other markdown cell of
-its section that comes before the slide's cell (or, for the prose at a section's end, after the section's last
-slide). The Setup section, setup and check cells (``plumbing.check(...)``), solutions, the Colab cells and the
-deep dives are on no slide and in no notes. The Chinese deck is the same table over the translated notebook. A
-notebook the table lacks gets one slide per section, its prose in the notes. The students' decks (``--student``)
-show each graded cell as the student edition has it, its stub in place of its code (tools/student.py), whole.
+Cut by tools/slides_cuts.toml (tools/slides_cut.py: a notebook it lacks gets a slide per section), written by
+tools/slides_html.py. Every path in a deck is relative: the folder works from ``file://`` and loads nothing from outside.
 
-The code is in three files: this one reads the notebooks (both editions, the students' stubs) and writes the
-folder of decks; tools/slides_cut.py applies the table to a notebook (which cell goes on which slide, the notes);
-tools/slides_html.py writes a deck's HTML with nbconvert's ``reveal`` exporter and the template
-(tools/slides_template/llama3_slides/: nbconvert's ``reveal`` with every outside file made local, reveal.js from
-the PyPI package sphinx-revealjs, MathJax 3 from django-static-mathjax, the copy the course site uses).
-
-Reads:
-    the series, ``plumbing.series_notebooks()``, as executed copies ``--src/NN_name.ipynb`` (default
-    ``notebooks/``); the Chinese edition is each one translated by tools/i18n.py from
-    ``locale/zh_CN/LC_MESSAGES/NN_name.po`` (``site_stage.edition_notebook``: what ``python tools/i18n.py
-    build`` writes into notebooks/zh/ and what the site shows); tools/slides_cuts.toml; the installed packages
-    sphinx-revealjs and django-static-mathjax; the template in tools/slides_template/.
-Writes:
-    ``--out`` (default ``build/slides/``), replaced as a whole: ``NN_name.slides.html`` per notebook,
-    ``zh/NN_name.slides.html`` for each notebook whose translation is complete (the others are named in a
-    note), and once ``_static/reveal.js/`` and ``_static/mathjax/`` with their licences. Every path in a
-    deck is relative: the folder works from ``file://`` and from any static server, and loads nothing from
-    outside it. tools/build_site.py puts the same decks into the site (:func:`site_decks`).
 Raises:
-    SlidesError (a SiteError; printed as one line, exit status 2): a notebook missing from ``--src`` or
-    never executed, a notebook without slides in the table or a slide naming a cell that is missing or may not
-    be shown, sphinx-revealjs or django-static-mathjax not installed, nbconvert failing on a notebook, or an
-    ``--out`` folder that holds something other than decks.
+    SlidesError (a SiteError; one line, exit status 2): a notebook missing or never executed, a slide naming a cell
+    that is missing or may not be shown, sphinx-revealjs or django-static-mathjax not installed, nbconvert failing,
+    or an ``--out`` folder that holds something other than decks.
 """
 
 from __future__ import annotations
@@ -80,9 +52,8 @@ def executed(path: Path) -> nbformat.NotebookNode:
 
 
 def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
-    """``nb`` with each graded cell's code replaced by the student edition's stub (its outputs kept), marked
-    ``llama3_stub`` so that its slide shows it whole; Meta's code of a graded step and the warm-ups as the student
-    edition has them (tools/student.py's ``withhold``)."""
+    """``nb`` as the student edition has it (tools/student.py's ``withhold``), each graded cell's code its stub
+    (outputs kept), marked ``llama3_stub`` so that its slide shows it whole."""
     from grader.grading import stub
     from grader.steps import STEPS
     from student import withhold
@@ -100,8 +71,6 @@ def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
 
 def edition_decks(src: Path, stems: list[str], language: str) -> tuple[dict[str, nbformat.NotebookNode], list[str]]:
     """The notebooks of ``language``'s decks, stem -> notebook, and the stems left out (translation incomplete).
-
-    Reads ``src/NN_name.ipynb`` and, for a translated edition, its catalogue (tools/i18n.py).
 
     Raises:
         SlidesError: see :func:`executed`.
@@ -121,7 +90,7 @@ def edition_decks(src: Path, stems: list[str], language: str) -> tuple[dict[str,
 
 def write_decks(decks: dict[Path, tuple], static: Path, cuts: dict) -> list[Path]:
     """Write every deck, ``dest -> (notebook, language, stem)``, cut by the table ``cuts``, with the assets in
-    ``static`` (a notebook the table lacks: :func:`sections_table`); return the decks.
+    ``static``; return the decks.
 
     Raises:
         SlidesError: see :func:`copy_assets` and :func:`write_deck`.
@@ -134,12 +103,8 @@ def write_decks(decks: dict[Path, tuple], static: Path, cuts: dict) -> list[Path
 
 
 def site_decks(src: Path, site: Path, editions: dict[str, tuple[str, list[str]]]) -> list[Path]:
-    """The decks of the course site (tools/build_site.py): for each edition, ``language -> (its folder in
-    the site, its notebooks)``, the decks of its notebooks in ``site/<folder>/slides/`` (English
-    ``site/slides/``, Chinese ``site/zh/slides/``), the assets once in ``site/slides/_static/``.
-
-    Reads ``src/NN_name.ipynb`` (executed), tools/slides_cuts.toml and, for a translated edition, the
-    catalogues of tools/i18n.py.
+    """Write the course site's decks: ``editions`` is ``language -> (its folder in the site, its notebooks)``, the
+    decks go to ``site/<folder>/slides/``, the assets once to ``site/slides/_static/``.
 
     Raises:
         SlidesError: see :func:`load_cuts` and :func:`write_decks`; or a notebook of ``editions`` has no complete translation.
@@ -169,9 +134,8 @@ def build(
     cuts: Path = CUTS,
     student: bool = False,
 ) -> dict[str, list[Path]]:
-    """Write the decks of the executed notebooks ``src/NN_name.ipynb``, cut by the table ``cuts``, into ``out``, replaced as a whole (see
-    the module docstring): ``out/NN_name.slides.html``, ``out/<folder>/NN_name.slides.html`` for each other
-    edition of ``languages`` (``zh/``), ``out/_static/``; with ``student``, the students' decks (:func:`student_version`).
+    """Write the decks of the executed ``src/NN_name.ipynb`` into ``out``, replaced as a whole: ``NN_name.slides.html``,
+    ``<folder>/NN_name.slides.html`` for each other edition (``zh/``), ``_static/``; ``student``: :func:`student_version`.
 
     Returns:
         language -> its decks, in order; a notebook whose translation is incomplete has none.

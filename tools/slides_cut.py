@@ -1,12 +1,9 @@
 """Which cell goes on which slide: a notebook and its rows of tools/slides_cuts.toml made into the deck's notebook.
 
-The table (tools/slides_cuts.toml) lists, per notebook, its slides: each with its title and at most about 40 words
-of text (English and Chinese), and what it shows of the notebook: a code cell (or some of its lines, at most
-:data:`CODE_LINES`) with its output cut to its first lines, a figure output alone, or a block of a markdown cell.
-:func:`slideshow` turns an executed notebook and its slides into the notebook that nbconvert's ``reveal`` exporter
-makes a deck of (tools/slides_html.py): the title slide, the table's slides, and each slide's speaker notes (the
-rules are in tools/slides.py's docstring). A graded cell marked ``llama3_stub`` (the students' decks,
-``slides.student_version``) is shown whole. Everything here is pure except :func:`load_cuts`, which reads the table.
+The table's fields are described in docs/instructor.md (Slides). Everything here is pure except :func:`load_cuts`.
+
+Raises:
+    SlidesError: the table is unreadable, or a slide names a cell that is missing or may not be shown.
 """
 
 from __future__ import annotations
@@ -58,8 +55,6 @@ class SlidesError(SiteError):
 
 
 # --------------------------------------------------------------------------- which cell goes on which slide
-# Pure functions: they read and write no file, change none of their arguments and raise nothing of their own
-# (except slideshow(), which says so).
 
 
 def deep_dives_start(cells: list) -> int:
@@ -132,8 +127,7 @@ def solution_words(cells: list) -> set[str]:
 
 
 def notes_text(markdown: str, words: set[str]) -> str:
-    """``markdown`` as speaker notes: without figures and without the paragraphs that point at the folded
-    solutions (``... **Solution** ...``)."""
+    """``markdown`` as speaker notes: without figures and the paragraphs that point at the folded solutions."""
     marks = [f"**{w}**" for w in words if w]
     kept = [b for b in blocks(re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown)) if b.strip() and not any(m in b for m in marks)]
     return table_code("\n\n".join(kept))
@@ -276,7 +270,11 @@ def label(slide: dict) -> str:
 
 def slideshow(nb, slides: list[dict], language: str = "en") -> nbformat.NotebookNode:
     """The deck's notebook: the title slide of the executed notebook ``nb``, then ``slides`` (the table's list
-    for it), each with its speaker notes (see the module docstring); ``nb`` is left as it is.
+    for it), each with its speaker notes; ``nb`` is left as it is.
+
+    A slide's notes are the cells it names in ``notes`` and the other markdown cells of its section before its
+    cell; prose after a section's last slide goes to that slide, a section without slides to the slide before.
+    Setup sections, checks, solutions, Colab cells and deep dives are on no slide and in no notes.
 
     Raises:
         SlidesError: a slide names a cell that is missing, that is a setup, check, solution, Colab or deep-dive

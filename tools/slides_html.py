@@ -1,11 +1,11 @@
 """The decks' HTML: nbconvert's ``reveal`` exporter with this project's template, and reveal.js and MathJax copied beside.
 
-The template (tools/slides_template/llama3_slides/) is nbconvert's ``reveal`` with every outside file made
-local: reveal.js from the PyPI package sphinx-revealjs (which ships reveal.js's own ``dist/`` and
-``plugin/``), MathJax 3 from django-static-mathjax (the copy the course site uses), no jQuery, require.js or
-Mermaid; its stylesheet is tools/slides_template/llama3_slides/static/llama3_slides.css. The figures are the
-notebooks' cell attachments and outputs, embedded in the page. Type sizes are set for a 1024 x 768 projector:
-code at least 20 px there. Every path in a deck is relative (:func:`write_deck`).
+The template (tools/slides_template/llama3_slides/) is nbconvert's ``reveal`` with every outside file made local:
+reveal.js from sphinx-revealjs, MathJax 3 from django-static-mathjax (the site's copy), no jQuery, require.js or
+Mermaid. Its type sizes are set for a 1024 x 768 projector: code at least 20 px there.
+
+Raises:
+    SlidesError: sphinx-revealjs or django-static-mathjax is missing or incomplete, or nbconvert failed.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ TEMPLATES = Path(__file__).resolve().parent / "slides_template"
 TEMPLATE = "llama3_slides"
 STATIC = "_static"  # the assets' folder in the decks' root folder: _static/reveal.js/, _static/mathjax/
 WIDTH, HEIGHT = 1280, 720  # the deck's size in CSS pixels (16:9); reveal.js scales it to the window
-#: what the decks use of reveal.js (sphinx-revealjs's ``_static/revealjs/``): the core, the white theme with its
-#: fonts, the speaker-notes plugin (key S), the licence
+#: what the decks use of sphinx-revealjs's ``_static/revealjs/``
 REVEAL_FILES = [
     "LICENSE",
     "dist/reveal.css",
@@ -99,8 +98,7 @@ def deck_name(stem: str) -> str:
 
 
 def exporter():
-    """nbconvert's slides exporter with this project's template (tools/slides_template/, read when it exports),
-    the deck's size, and no execution prompts."""
+    """nbconvert's slides exporter with this project's template, the deck's size, and no execution prompts."""
     from nbconvert import SlidesExporter
 
     exp = SlidesExporter(
@@ -123,9 +121,8 @@ def exporter():
 
 
 def write_deck(nb, dest: Path, static: Path, slides: list[dict], language: str = "en", exp=None) -> Path:
-    """Write the deck of the executed notebook ``nb`` cut as ``slides`` (its table) to ``dest``, its reveal.js and
-    MathJax taken from the folder ``static`` (:func:`copy_assets`) by relative paths; ``language`` sets the
-    page's language and the slides' texts.
+    """Write the deck of the executed notebook ``nb``, cut as ``slides``, to ``dest``, reading reveal.js and MathJax
+    from ``static`` (:func:`copy_assets`) by relative paths.
 
     Raises:
         SlidesError: see :func:`slideshow`; or nbconvert failed on the notebook.

@@ -5,28 +5,8 @@
     python tools/student.py --force    # also overwrites a notebook whose graded cells hold someone's code
     python tools/student.py --out DIR  # writes DIR/NN_*.ipynb and DIR/zh/NN_*.ipynb instead
 
-Generated from one source: the series' notebooks (English ``notebooks/NN_*.ipynb``, Chinese
-``notebooks/zh/NN_*.ipynb``, which ``tools/i18n.py build`` writes) and their graded steps
-(``grader.steps``). In each notebook:
-
-- in every graded cell (cell metadata ``nbgrader.solution``), the solution lines (metadata
-  ``llama3.solution_lines``) become the step's task as comments (Chinese in the Chinese edition) and
-  ``raise NotImplementedError()``, between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``;
-- Meta's code of a graded step, quoted in a markdown cell, goes, and a toy computation that would be a step's answer
-  becomes an ungraded warm-up: the cells the series marks ``llama3.student`` (:func:`withhold`);
-- the exercises stay, their solutions go (the cells tagged ``solution``, and the line that says where they are);
-- the deep dives go (they write the graded steps again): a note says where they are;
-- a note under the title says what to write and how to grade it (``make grade NOTEBOOK=...``);
-- the Colab link opens the student edition's notebook;
-- every output and execution count is cleared: the learner runs the notebook.
-
-Everything else (the explanations, the figures, the visible checks, the deep dives) is the series' text.
-
-A learner's work is never overwritten: a file already there is written again only when each of its graded cells still
-holds a stub between its markers (comments and ``raise NotImplementedError()``), unless ``--force``.
-
-Raises (printed as one line, exit status 2): ``StudentError``: a graded step whose cell is missing or names no
-solution lines, a marked cell that is not a graded step, or a file to overwrite whose graded cells hold code.
+Raises (one line, exit status 2): ``StudentError``: a graded step whose cell is missing or names no solution lines,
+a marked cell that is not a graded step, or a file to overwrite whose graded cells hold code.
 """
 
 from __future__ import annotations
@@ -50,8 +30,7 @@ OUT = NOTEBOOKS / "student"
 #: (language, folder of the series' notebooks, folder of the student edition)
 EDITIONS = (("en", NOTEBOOKS, OUT), ("zh", NOTEBOOKS / "zh", OUT / "zh"))
 
-#: The note under the title, the note that stands in for the deep dives (which show the code of the graded steps),
-#: and a step's points, in each language (Chinese: interface.po, ``student.<key>``)
+#: The edition's own words (Chinese: interface.po, ``student.<key>``)
 WORDS = interface.Words(
     "student",
     {
@@ -71,7 +50,7 @@ WORDS = interface.Words(
     },
     languages=("en", "zh"),
 )
-#: The warm-ups' tasks, by cell id (cell metadata ``llama3.student.warm_up``; Chinese: interface.po, ``warm_up.<id>``)
+#: The warm-ups' tasks, by cell id (Chinese: interface.po, ``warm_up.<id>``)
 WARM_UPS = interface.Words(
     "warm_up",
     {
@@ -80,7 +59,6 @@ WARM_UPS = interface.Words(
     },
     languages=("en", "zh"),
 )
-#: A fenced code block of a markdown cell
 FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.M | re.S)
 #: The heading of a notebook's last section, "## Deep dives" ("## 深入探讨 · Deep dives")
 DEEP_DIVES = re.compile(r"^##\s+(?:.*·\s*)?Deep dives\s*$", re.M)
@@ -97,10 +75,14 @@ class StudentError(Exception):
 
 
 def withhold(cell, language: str) -> bool:
-    """Change ``cell`` as its metadata ``llama3.student`` asks, in place: ``{"withhold": "code"}`` on a markdown cell
-    replaces its fenced code blocks (Meta's code of a graded step) with one sentence; ``{"warm_up": [first, last]}``
-    on a code cell replaces those lines (counted from 1) with the warm-up's task (:data:`WARM_UPS`), as comments,
-    and ``raise NotImplementedError()``: not graded, the learner's first try. Returns whether it wrote a warm-up."""
+    """Change ``cell`` in place as its metadata ``llama3.student`` asks; True when it wrote a warm-up.
+
+    ``{"withhold": "code"}`` (markdown): its fenced code becomes one sentence. ``{"warm_up": [first, last]}`` (code):
+    those lines (from 1) become the ungraded task of :data:`WARM_UPS` as comments and ``raise NotImplementedError()``.
+
+    Raises:
+        StudentError: any other value.
+    """
     asked = cell.get("metadata", {}).get("llama3", {}).pop("student", None)
     if not asked:
         return False
@@ -123,13 +105,8 @@ def withhold(cell, language: str) -> bool:
 
 
 def student_notebook(nb, number: str, language: str, path: str):
-    """The student edition of one notebook (a new ``NotebookNode``; ``nb`` is not changed).
-
-    Args:
-        nb: the series' notebook (English or Chinese).
-        number: its number, ``"03"``.
-        language: ``"en"`` or ``"zh"``: the language of the stubs and of the note.
-        path: the notebook's path under notebooks/student/ (``03_rmsnorm.ipynb``, ``zh/03_rmsnorm.ipynb``).
+    """The student edition of ``nb`` (a copy): notebook ``number`` (``"03"``) in ``language`` (``"en"``, ``"zh"``),
+    at ``path`` under notebooks/student/ (``zh/03_rmsnorm.ipynb``).
 
     Raises:
         StudentError: see the module's docstring.
@@ -190,8 +167,7 @@ def student_notebook(nb, number: str, language: str, path: str):
 
 
 def student_files(out: Path = OUT) -> dict[Path, str]:
-    """Every file of the student edition (in ``out``, by default notebooks/student/) and its text, from the series
-    as it is in the repository."""
+    """Every file of the student edition under ``out``, and its text."""
     files = {}
     for language, source, target in EDITIONS:
         for series in plumbing.series_notebooks():
@@ -203,8 +179,7 @@ def student_files(out: Path = OUT) -> dict[Path, str]:
 
 
 def written_cells(path: Path) -> list[str]:
-    """The graded cells of the notebook ``path`` that no longer hold a stub: their ``grade_id`` (or cell id), or
-    ``["the whole file"]`` when it is not a readable notebook."""
+    """The ``grade_id``s of the graded cells at ``path`` that no longer hold a stub (``["the whole file"]``: unreadable)."""
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception:

@@ -1,21 +1,7 @@
 """Sphinx configuration of the course site (``make html``; tools/build_site.py runs ``python -m sphinx -c tools/book``).
 
-The source folder is a staging copy that tools/site_stage.py writes: ``index.md`` (this folder's, as it
-is: a toctree globs the notebooks, another lists the pages of docs/ that there are),
-``notebooks/NN_*.ipynb`` (executed copies, never re-executed here) with ``images/`` beside them, and
-the pages of docs/ (``docs/errata.md``, ``docs/models.md``, ...: tools/site_stage.py's ``DOC_PAGES``) when the
-repository has them.
-
-The site has two editions, built with this one configuration: English (``language = "en"``, in
-``site/``) and Chinese (``-D language=zh_CN``, in ``site/zh/``: Sphinx's and the theme's own words
-in Chinese, the notebooks translated by tools/i18n.py from ``locale/zh_CN/LC_MESSAGES/*.po``, the home
-page from ``index.zh_CN.md``). tools/build_site.py sets the language and ``llama3_other_edition``
-(editions.py), which links every page to its counterpart in the other edition, and for the Chinese
-edition ``llama3_notebooks`` (launch_links.py: the repository's folder of the edition's notebooks).
-
-Every page links to the repository and opens in Google Colab and on Binder (the theme's repository
-button and launch menu, with launch_links.py). The repository's address is read from pyproject.toml,
-``[project.urls] Repository``, the one place it is written.
+One configuration for both editions: for the Chinese one tools/build_site.py sets ``-D language=zh_CN`` and
+``llama3_notebooks=notebooks/zh`` (launch_links.py); for both, ``llama3_other_edition`` (editions.py).
 """
 
 from __future__ import annotations
@@ -30,8 +16,7 @@ HERE = Path(__file__).resolve().parent
 LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh", "launch_links", "home_links"]
 
 
-#: The tools' modules that the extensions import: the site's words in each language (interface.py, which reads
-#: locale/zh_CN/LC_MESSAGES/interface.po with i18n.py).
+#: The tools' modules that the extensions import, for the site's words in each language (interface.po).
 TOOLS = ["i18n", "interface"]
 
 
@@ -57,13 +42,13 @@ extensions = [
     "myst_nb",  # notebooks and markdown (MyST), the engine of Jupyter Book 1
     "sphinx.ext.mathjax",
     "local_mathjax",  # MathJax from a PyPI package, copied into the site: nothing from a CDN
-    "weights_banner",  # which weights a page's outputs come from, read from the notebook's metadata
-    "solutions",  # exercise solutions collapsed, code and output
-    "deep_dives",  # the "Deep dives" section of a notebook, collapsed
-    "editions",  # the link to the same page in the other edition (English <-> Chinese)
-    "search_zh",  # Chinese search by pairs of characters (Sphinx's needs the package jieba)
-    "launch_links",  # Colab and Binder links on every page, to the edition's notebooks in the repository
-    "home_links",  # the home pages' link to the repository and to the slide decks of the build's notebooks
+    "weights_banner",
+    "solutions",
+    "deep_dives",
+    "editions",
+    "search_zh",
+    "launch_links",
+    "home_links",
 ]
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]
@@ -78,13 +63,13 @@ myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
 myst_heading_anchors = 3
 
 # --------------------------------------------------------------------------- editions
-language = "en"  # tools/build_site.py builds the Chinese edition with language = "zh_CN"
+language = "en"
 llama3_other_edition = ""  # JSON, set by tools/build_site.py with -D (editions.py)
 
 # --------------------------------------------------------------------------- the repository
 PYPROJECT = tomllib.loads((HERE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
 repository_url = PYPROJECT["project"]["urls"]["Repository"].rstrip("/")  # written there only
-llama3_notebooks = "notebooks"  # launch_links.py; tools/build_site.py sets notebooks/zh for the Chinese edition
+llama3_notebooks = "notebooks"  # launch_links.py
 
 # --------------------------------------------------------------------------- HTML
 html_theme = "sphinx_book_theme"
@@ -106,11 +91,10 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": True,
     "use_fullscreen_button": False,
-    "use_repository_button": True,  # on every page, beside the launch and download buttons
+    "use_repository_button": True,
     "use_issues_button": False,
     "use_edit_page_button": False,
     "use_source_button": False,
-    # the page's notebook in the repository, opened on Binder and in Colab (launch_links.py: every page, both editions)
     "repository_url": repository_url,
     "repository_branch": "main",
     "path_to_docs": "",  # the source folder's notebooks/NN_*.ipynb are the repository's notebooks/NN_*.ipynb

@@ -1,11 +1,7 @@
 """Sphinx extension: a notebook's ``## Deep dives`` section is shown collapsed on the site.
 
-Everything after that heading is optional material (CONTRIBUTING.md); on the site the heading
-stays visible and its content goes into a closed ``<details>`` element whose summary lists the deep
-dives. The page's contents list still links to each one (the browser opens the element on the way).
-The section is found by its heading: ``Deep dives``, or ending in ``· Deep dives`` as in the Chinese
-edition's ``## 深入探讨 · Deep dives``; the summary's words are in the build's language (editions.py).
-Exercise solutions need nothing here: their cells are tagged ``hide-input``, which MyST-NB collapses.
+Everything after that heading is optional material (CONTRIBUTING.md). The heading stays; its content goes into a
+closed ``<details>`` whose summary lists the deep dives (the page's contents still link to each one).
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """Sphinx extension: the site's two editions, English and Chinese, link to each other.
 
-tools/build_site.py builds the English edition into ``site/`` and the Chinese one into ``site/zh/``
-and tells each about the other through the configuration value ``llama3_other_edition``, a JSON text
-(so that ``python -m sphinx -D llama3_other_edition=...`` can set it)::
+tools/build_site.py describes the other edition in ``llama3_other_edition``, JSON so that ``-D`` can set it::
 
     {"label": "English", "lang": "en", "root": "../", "pages": ["index", "notebooks/01_tokenization", ...]}
 
-``root`` is the other edition's folder relative to this edition's root and ``pages`` its page names.
-Every page gets a link in the sidebar (template ``_templates/language-switch.html``) to the same page
-in the other edition, or to its home page when that page is not there (a notebook not yet translated).
-Without the value (a single edition) no link is shown.
-
-The directive ``llama3-left-out`` (in the Chinese home page) names the other edition's notebooks that
-this one does not have, with links to them: nothing when it has them all. ``llama3-toctree-if-found`` is
-a toctree that leaves out its entries that are no page of the build (the errata page, in a site without
-one): Sphinx warns of an empty ``:glob:`` in a way that ``suppress_warnings`` cannot silence.
-
-The labels that the site's own extensions write (solutions, deep dives, banner, launch menu) are looked up with
-:func:`label` in the build's language: :data:`LABELS`, English here and translated in
-``locale/zh_CN/LC_MESSAGES/interface.po`` (tools/interface.py, contexts ``site.<key>``).
+Each page's sidebar (``_templates/language-switch.html``) links to the same page there, else to its home page.
+Directives: ``llama3-left-out`` names the other edition's notebooks that this one lacks; ``llama3-toctree-if-found``
+is a toctree without the entries that are no page of the build (``suppress_warnings`` cannot silence Sphinx's
+warning on an empty ``:glob:``).
 """
 
 from __future__ import annotations
@@ -33,7 +22,7 @@ from sphinx.util.docutils import SphinxDirective
 
 import interface
 
-#: The site's own words in each edition (Sphinx and the theme translate theirs); Chinese: interface.po, ``site.<key>``.
+#: The words of the site's own extensions (Sphinx and the theme translate theirs); Chinese: interface.po, ``site.<key>``.
 LABELS = interface.Words(
     "site",
     {

@@ -1,12 +1,7 @@
 """Sphinx extension: the home pages' links that depend on the build, so that none of them is dead.
 
-- The role ``{llama3-repository}`text``` is a link to the repository, the address of the theme's
-  repository button (conf.py reads it from pyproject.toml's ``[project.urls] Repository``; it is written
-  nowhere else, and no home page writes it).
-- The directive ``llama3-slides`` is a paragraph, its argument then a link to the slide deck of each
-  notebook of this build (``slides/NN_name.slides.html``, which tools/slides.py writes for the edition's
-  notebooks): a notebook left out of an edition (an incomplete translation) has no link to a deck that
-  is not there.
+``{llama3-repository}`text``` links to the repository (the theme's ``repository_url``); ``llama3-slides`` links the
+slide deck (tools/slides.py) of each notebook of this build only: an edition's left-out notebook has no deck.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Sphinx extension: every page links to the repository and opens in Google Colab and on Binder.
 
-conf.py reads the repository's address from pyproject.toml (``[project.urls] Repository``, the one place
-it is written) and hands it to sphinx-book-theme (``repository_url``, ``repository_branch``,
-``path_to_docs``, ``launch_buttons``, ``use_repository_button``, and an icon link in the sidebar). The
-theme then puts a repository button on every page and, on the notebook pages, a launch menu (the rocket)
-with a Binder and a Colab link to the page's notebook in the repository. This extension does the rest:
-
-- The source folder holds an edition's notebooks as ``notebooks/NN_name.ipynb``, which is where the
-  English ones are in the repository; the Chinese ones are in ``notebooks/zh/``. ``llama3_notebooks``
-  is that folder of the repository (``notebooks``; tools/build_site.py sets ``notebooks/zh`` for the
-  Chinese edition with ``-D``), and the launch links of each notebook page are pointed into it.
-- The pages that are no notebook (the home page, the errata page, search) get the same menu: Binder
-  opens the edition's folder of notebooks in JupyterLab, Colab the edition's first notebook.
-- Each launch link gets a class of its own, ``btn-launch-binder`` and ``btn-launch-colab``, and the menu
-  its words in the build's language (editions.LABELS: the theme has no Chinese for them).
-
-The links lead out of the site; nothing is loaded from outside it (the logos are the theme's files).
+sphinx-book-theme makes the repository button and, on notebook pages, the launch menu (settings in conf.py). This
+points a notebook's launch links at the edition's notebook in the repository (``llama3_notebooks``: ``notebooks``
+or ``notebooks/zh``), gives the other pages a menu (Binder: that folder; Colab: its first notebook), each link a
+class of its own (``btn-launch-binder``, ``btn-launch-colab``), and the menu its words (the theme has no Chinese).
 """
 
 from __future__ import annotations
@@ -33,11 +21,7 @@ LOGOS = {"Binder": "_static/images/logo_binder.svg", "Colab": "_static/images/lo
 
 
 def launch_urls(options: dict, path: str) -> dict[str, str]:
-    """The theme's launch addresses of the repository's file (or folder) ``path``: text of the button -> address.
-
-    Binder: ``https://mybinder.org/v2/gh/OWNER/REPO/BRANCH?urlpath=lab/tree/PATH``; Colab:
-    ``https://colab.research.google.com/github/OWNER/REPO/blob/BRANCH/PATH`` (Colab opens notebooks only).
-    """
+    """The launch addresses, as the theme makes them, of the repository's file or folder ``path``: button -> address."""
     launch = options.get("launch_buttons") or {}
     owner, repo = options["repository_url"].strip("/").split("/")[-2:]
     branch = options.get("repository_branch") or "main"

@@ -1,13 +1,8 @@
 """Sphinx extension: the Chinese edition's search finds Chinese words without a word-segmentation dictionary.
 
-Sphinx's own Chinese search indexes Chinese text only through the package jieba (a word-segmentation
-dictionary); without it only Latin words are indexed, and searching for 旋转 finds nothing. This
-replaces it, for the language ``zh``, with the usual n-gram method of search engines for Chinese
-text: every run of Chinese characters is indexed as its overlapping pairs of characters (bigrams:
-旋转位置 -> 旋转, 转位, 位置), and the search page splits a query the same way, so a query of two or
-more characters finds the pages that contain it (every pair must be on the page). Latin words are
-indexed as by Sphinx. The index is the same whether or not jieba is installed. It also works around
-a bug of Sphinx 9.0 that breaks its Chinese search in the browser (see ``language_name`` below).
+Sphinx indexes Chinese text only through the package jieba. This indexes each run of Chinese characters as its
+overlapping pairs (旋转位置 -> 旋转, 转位, 位置), and the search page splits a query the same way, so a query of two
+or more characters finds the pages that hold every pair. Latin words are indexed as by Sphinx.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Sphinx extension: exercise solutions are shown collapsed on the site, behind one "Show the solution".
 
-A solution is a run of cells tagged ``solution`` (CONTRIBUTING.md): a markdown cell with the worked
-answer in prose (folded in its own ``<details>`` for Jupyter or not), one or more code cells, or a
-markdown cell directly followed by its code cells. In Jupyter the code cells' ``hide-input`` or
-``hide-cell`` tags collapse them one by one, each behind its own toggle. On the site each solution, the
-whole run, goes into one closed ``<details class="llama3-solution">`` element with one toggle, the same
-words and style for every exercise: opened, it shows the prose, the code and its output (the code
-cells lose their hide tags, so no second toggle appears inside). Only the text that MyST-NB parses is
-changed: the download button serves the executed notebook as it is. The toggle's words are in the
-build's language (editions.py); the Chinese edition's folds (``<summary>解答</summary>``) are recognised
-like the English ones.
+A solution is a run of cells tagged ``solution`` (CONTRIBUTING.md): prose in a markdown cell (perhaps folded for
+Jupyter in ``<details>``, the Chinese edition's with ``<summary>解答</summary>``), code cells, or both. The whole run
+goes into one closed ``<details class="llama3-solution">``, the code cells without their hide tags (no second
+toggle). Only what MyST-NB parses changes: the download button serves the notebook as it is.
 """
 
 from __future__ import annotations
@@ -53,8 +47,7 @@ def marker(source: str, cell_id: str) -> dict:
 
 
 def rewrite(cells: list[dict], show: str = SHOW, hide: str = HIDE) -> list[dict]:
-    """The cells with every solution (a run of ``solution`` cells: prose first or not) collapsed behind one
-    toggle, ``show`` (the toggle's words; ``hide`` is kept for the callers' signature)."""
+    """The cells with each solution collapsed behind one toggle, ``show``; ``hide`` is unused, kept for the callers."""
     opening = f'<details class="llama3-solution"><summary>{show}</summary>\n\n'
     out, i = [], 0
     while i < len(cells):

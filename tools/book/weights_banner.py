@@ -1,13 +1,8 @@
 """Sphinx extension: a banner on each page saying which weights its outputs come from.
 
-The banner is read from the executed notebook's metadata, which tools/run_notebooks.py writes:
-``metadata["llama3"] = {"weights": "standin" | "meta" | "hf", "weights_description": ..., "prompt": ...}``, and
-``standin_model`` for a stand-in of another model's shapes (the banner names that model instead of Meta-Llama-3-8B).
-A page run on real weights says so in a banner of its own colour; a prompt other than the default
-is shown, since the text describes the default prompt's tokens. The home page carries a banner when
-any notebook of the site ran on real weights. A notebook without that metadata (never run by
-tools/run_notebooks.py) is a warning, which tools/build_site.py turns into an error. The banner's words
-are in the build's language (``BANNERS``, keyed like editions.LABELS; the Chinese in interface.po).
+Read from the ``llama3`` metadata that tools/run_notebooks.py writes (``weights``, ``weights_description``,
+``prompt``, ``standin_model``): a prompt other than the default is shown, and the home page has a banner when any
+notebook ran on real weights. A notebook without that metadata is a warning, which the site's build makes an error.
 """
 
 from __future__ import annotations
@@ -25,8 +20,7 @@ from editions import language
 
 logger = logging.getLogger(__name__)
 
-#: kind of banner -> (headline, text) in each language (Chinese: interface.po, ``banner.<kind>[i]``); ``prompt`` is
-#: the line shown for a prompt other than the default.
+#: kind of banner -> (headline, text); Chinese: interface.po, ``banner.<kind>[i]``.
 BANNERS = interface.Words(
     "banner",
     {
