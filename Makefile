@@ -51,28 +51,28 @@ smollm2: $(STAMP)
 ## run: execute the notebooks in order into build/, then build the course site (both editions)
 run: standin smollm2
 	@echo "==> executing the notebooks into build/"
-	$(PY) tools/run_notebooks.py --out build $(NOTEBOOKS)
+	$(PY) -m tools.run_notebooks --out build $(NOTEBOOKS)
 	@$(MAKE) --no-print-directory html
 
 ## html: build the course site from the executed notebooks in build/ (Sphinx + MyST-NB, tools/book/):
 ## English in site/, Chinese in site/zh/ (the same notebooks, their text translated from locale/zh_CN/)
 html: $(STAMP)
-	$(PY) tools/build_site.py
+	$(PY) -m tools.build_site
 
 ## slides: every notebook as a reveal.js slide deck (tools/slides.py), from the committed notebooks, which carry their
 ## outputs: build/slides/NN_name.slides.html, the Chinese ones in build/slides/zh/; reveal.js and MathJax copied beside
 ## them from PyPI packages (nothing loaded from outside: open a deck from disk). `make html` puts them into the site too.
 ## The students' decks, each graded cell shown as its stub, go to build/slides-student/
 slides: $(STAMP)
-	$(PY) tools/slides.py
-	$(PY) tools/slides.py --student
+	$(PY) -m tools.slides
+	$(PY) -m tools.slides --student
 
 ## pdf: the whole series printed, one PDF per edition (tools/build_pdf.py: the site's pages through Sphinx's singlehtml
 ## and headless Chromium), from the committed notebooks, which carry their outputs: build/pdf/llama3-step-by-step.pdf and
 ## build/pdf/llama3-step-by-step.zh-CN.pdf. Needs Chromium and a CJK font (Debian: apt install chromium fonts-wqy-microhei);
 ## `make html` prints them into the site too (site/pdf/ and site/zh/pdf/)
 pdf: $(STAMP)
-	$(PY) tools/build_pdf.py --src notebooks
+	$(PY) -m tools.build_pdf --src notebooks
 
 ## test: strict nbval on the committed notebooks (lax with real weights) plus pytest tests/, which re-runs strict
 ## nbval on a representative part of the CPU matrix (tests/notebooks/test_reproducibility.py). The Chinese notebooks are not run
@@ -121,7 +121,7 @@ check-weights: standin
 refresh: $(STAMP)
 	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m plumbing build-standin
 	$(PY) -m plumbing build-smollm2
-	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) tools/run_notebooks.py --inplace $(NOTEBOOKS)
+	env -u LLAMA3_DIR -u LLAMA3_PROMPT -u LLAMA3_EXPORT_DIR $(PY) -m tools.run_notebooks --inplace $(NOTEBOOKS)
 
 ## bench: measure time and memory of the series on this machine (writes build/bench.md)
 bench: standin smollm2
@@ -137,18 +137,18 @@ bench-models: standin
 ## tools/attachments.py writes them into both editions of the notebooks as cell attachments (tests/notebooks/test_attachments.py)
 diagrams: $(STAMP)
 	$(PY) images/make_diagrams.py
-	$(PY) tools/attachments.py
+	$(PY) -m tools.attachments
 
 ## student: write the student edition, notebooks/student/NN_*.ipynb and notebooks/student/zh/ (tools/student.py): the
 ## series with each graded step's solution replaced by a stub that says what to write; exercise solutions removed.
 ## A notebook whose graded cells hold code (someone's work) is not overwritten: the error names it; FORCE=1 overwrites
 student: $(STAMP)
-	$(PY) tools/student.py $(if $(FORCE),--force)
+	$(PY) -m tools.student $(if $(FORCE),--force)
 
 ## classroom: write GitHub Classroom's autograding workflow, .github/workflows/classroom.yml (tools/classroom.py):
 ## one test per graded step of the student edition, worth its points
 classroom: $(STAMP)
-	$(PY) tools/classroom.py
+	$(PY) -m tools.classroom
 
 ## classroom-template: write the repository to create a GitHub Classroom assignment from, in the new folder OUT
 ## (tools/classroom_template.py): the student edition as notebooks/NN_*.ipynb, the grader (notebooks/grader/, notebooks/plumbing/), its
@@ -156,7 +156,7 @@ classroom: $(STAMP)
 classroom-template:
 	@if [ -z "$(OUT)" ]; then echo "usage: make classroom-template OUT=path/to/new/folder (a folder that does not exist, or is empty)" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory setup
-	$(PY) tools/classroom_template.py "$(OUT)"
+	$(PY) -m tools.classroom_template "$(OUT)"
 
 ## gradescope: write Gradescope's autograder bundle, OUT/gradescope-autograder.zip (or OUT itself when it ends in .zip;
 ## tools/gradescope.py): setup.sh and run_autograder at its root, the student edition and the grader (notebooks/grader/, notebooks/plumbing/),
@@ -164,7 +164,7 @@ classroom-template:
 gradescope:
 	@if [ -z "$(OUT)" ]; then echo "usage: make gradescope OUT=folder (writes folder/gradescope-autograder.zip) or OUT=path/to/bundle.zip" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory setup
-	$(PY) tools/gradescope.py "$(OUT)"
+	$(PY) -m tools.gradescope "$(OUT)"
 
 ## grade: run a student's notebook and grade it step by step against Meta's reference code (grader.grading):
 ## make grade NOTEBOOK=notebooks/student/03_rmsnorm.ipynb; the same as python -m plumbing grade NOTEBOOK [--json].

@@ -250,9 +250,9 @@ def main(argv=None) -> int:
             rows += [Row(label, why="skipped (--quick)") for label in (STANDIN, SITE, SERIES)]
         else:
             rows.append(child(STANDIN, "standin_build", workdir / "standin")[0])
-            series = timed(SERIES, [sys.executable, "tools/run_notebooks.py", "--out", workdir / "series", *notebooks])
+            series = timed(SERIES, [sys.executable, "-m", "tools.run_notebooks", "--out", workdir / "series", *notebooks])
             executed = REPO_ROOT / "notebooks" if series.why else workdir / "series"  # the committed ones have outputs too
-            site = [sys.executable, "tools/build_site.py", "--src", executed, "--out", workdir / "site"]
+            site = [sys.executable, "-m", "tools.build_site", "--src", executed, "--out", workdir / "site"]
             rows += [timed(SITE, site, failure="not available"), series]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -11,13 +11,13 @@ import nbformat
 import pytest
 from filelock import FileLock
 
-import build_site
-import i18n
+from tools import build_site
+from tools import i18n
 import inprocess
 import plumbing
 from plumbing import smollm2
-import run_notebooks
-from pdf_print import CHROMIUM_ARGS, CHROMIUM_NAMES  # the browser and settings the PDFs are printed with
+from tools import run_notebooks
+from tools.pdf_print import CHROMIUM_ARGS, CHROMIUM_NAMES  # the browser and settings the PDFs are printed with
 from site_helpers import HOME, STEMS, TINY_ZH, built, source_folder, tiny_notebook, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import build_site
-import i18n
-import pdf_print
+from tools import build_site
+from tools import i18n
+from tools import pdf_print
 import plumbing
 
 ROOT = Path(__file__).resolve().parent.parent

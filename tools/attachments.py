@@ -1,6 +1,6 @@
 """The figures of the notebooks travel inside them: each image of images/ that a markdown cell shows is an attachment of that cell.
 
-    python tools/attachments.py    # (re)write the attachments of every notebooks/NN_*.ipynb and notebooks/zh/NN_*.ipynb
+    python -m tools.attachments    # (re)write the attachments of every notebooks/NN_*.ipynb and notebooks/zh/NN_*.ipynb
 
 A notebook opened alone (Google Colab, a download) has no ``../images/`` beside it. images/ (images/zh/ for the
 Chinese edition) stays the one source: each run writes the attachments afresh from it.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-import i18n
+from tools import i18n
 import plumbing
 
 ROOT = plumbing.REPO_ROOT

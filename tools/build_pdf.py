@@ -1,7 +1,7 @@
 """Print the series as one PDF per edition (``make pdf``): the site's pages on paper, through headless Chromium.
 
-    python tools/build_pdf.py --src notebooks      # the committed notebooks -> build/pdf/ (what `make pdf` runs)
-    python tools/build_pdf.py                      # build/NN_*.ipynb, after `make run`
+    python -m tools.build_pdf --src notebooks      # the committed notebooks -> build/pdf/ (what `make pdf` runs)
+    python -m tools.build_pdf                      # build/NN_*.ipynb, after `make run`
 
 Stages each edition (tools/pdf_stage.py), builds it into one page with Sphinx's ``singlehtml`` and the site's
 configuration, and prints that page (tools/pdf_print.py); what it needs is in docs/publishing.md.
@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 import plumbing
-from pdf_print import PrintUnavailable, check_cjk_font, find_chromium, print_edition
-from pdf_stage import print_files, repository, stage
-from site_stage import EDITIONS, REPO_ROOT, Edition, SiteError, write_files
+from tools.pdf_print import PrintUnavailable, check_cjk_font, find_chromium, print_edition
+from tools.pdf_stage import print_files, repository, stage
+from tools.site_stage import EDITIONS, REPO_ROOT, Edition, SiteError, write_files
 
 __all__ = ["PDF_NAMES", "PDF_FOLDER", "PrintUnavailable", "singlehtml", "site_path", "print_editions", "site_pdfs", "build", "main"]
 
@@ -41,7 +41,7 @@ def singlehtml(staged: dict[Edition, dict], work: Path, verbose: bool = False) -
     Raises:
         SiteError: Sphinx warned or failed.
     """
-    import build_site  # here, not at the top: build_site imports this module
+    from tools import build_site  # here, not at the top: build_site imports this module
 
     running = {}
     for edition, files in staged.items():

@@ -1,7 +1,7 @@
 """Build the course site (``make html``) with Sphinx, MyST-NB and sphinx-book-theme from the executed notebooks.
 
-    python tools/build_site.py                     # build/NN_*.ipynb -> site/ (English) and site/zh/ (Chinese), after `make run`
-    python tools/build_site.py --src notebooks     # the committed notebooks, which carry their outputs
+    python -m tools.build_site                     # build/NN_*.ipynb -> site/ (English) and site/zh/ (Chinese), after `make run`
+    python -m tools.build_site --src notebooks     # the committed notebooks, which carry their outputs
 
 tools/site_stage.py stages each edition; both build at once, with ``-W`` (a warning is an error). A notebook whose
 translation is incomplete is left out of the Chinese edition; without a Chromium or a Chinese font the site has no
@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import build_pdf
-import i18n
+from tools import build_pdf
+from tools import i18n
 import plumbing
-import slides
-from site_stage import (
+from tools import slides
+from tools.site_stage import (
     BOOK,
     DOCS,
     EDITIONS,
@@ -73,7 +73,7 @@ def sphinx_command(
         "-c",
         str(BOOK),
         "-d",
-        str(outdir.parent / "doctrees"),
+        str(outdir.resolve().parent / "doctrees"),
         "-E",
         "-a",
         "-W",
@@ -85,14 +85,15 @@ def sphinx_command(
         command += ["-t", tag]
     for name, value in settings:
         command += ["-D", f"{name}={value}"]
-    return command + [str(srcdir), str(outdir)]
+    return command + [str(srcdir.resolve()), str(outdir.resolve())]
 
 
 def start_sphinx(command: list[str], log: Path, verbose: bool = False) -> subprocess.Popen:
-    """Start Sphinx's command line, its error stream (its warnings) into the file ``log``."""
+    """Start Sphinx's command line from the repository root (conf.py's extensions are ``tools.book.*``), its error
+    stream (its warnings) into the file ``log``."""
     env = dict(os.environ, PYTHONWARNINGS="ignore::DeprecationWarning,ignore::PendingDeprecationWarning")
     with open(log, "w", encoding="utf-8") as stream:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(command, stdout=None if verbose else subprocess.DEVNULL, stderr=stream, env=env)
+        return subprocess.Popen(command, stdout=None if verbose else subprocess.DEVNULL, stderr=stream, env=env, cwd=REPO_ROOT)
 
 
 def finish_sphinx(process: subprocess.Popen, log: Path) -> None:

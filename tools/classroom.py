@@ -1,7 +1,7 @@
 """Write GitHub Classroom's autograding workflow for the student edition (``make classroom``).
 
-    python tools/classroom.py            # writes .github/workflows/classroom.yml
-    python tools/classroom.py --check    # writes nothing; exit status 1 when the committed file is stale
+    python -m tools.classroom            # writes .github/workflows/classroom.yml
+    python -m tools.classroom --check    # writes nothing; exit status 1 when the committed file is stale
 
 One test per graded step (``grader.steps``), worth its points.
 """

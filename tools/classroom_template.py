@@ -1,6 +1,6 @@
 """Write the repository to create a GitHub Classroom assignment from (``make classroom-template OUT=DIR``).
 
-    python tools/classroom_template.py DIR     # DIR must not exist, or be empty
+    python -m tools.classroom_template DIR     # DIR must not exist, or be empty
 
 What it holds and leaves out (no solution): docs/instructor.md, section 5.
 
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import nbformat
 
-import classroom
-import interface
+from tools import classroom
+from tools import interface
 import plumbing
-import student
+from tools import student
 from grader.steps import STEPS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """The two Colab cells of every notebook: a link that opens the notebook in Google Colab, and the setup cell.
 
-    python tools/colab.py          # write or update the two cells in every notebooks/NN_*.ipynb
+    python -m tools.colab          # write or update the two cells in every notebooks/NN_*.ipynb
 
 In Colab, the setup cell installs ``pyproject.toml``'s ``dependencies``, which keep Colab's own torch when it is recent
 enough and hold nothing of JupyterLab, Sphinx or transformers; elsewhere it does nothing.

@@ -1,7 +1,7 @@
 """Write Gradescope's autograder bundle (``make gradescope OUT=DIR``).
 
-    python tools/gradescope.py DIR          # writes DIR/gradescope-autograder.zip (DIR is created when missing)
-    python tools/gradescope.py FILE.zip     # writes FILE.zip
+    python -m tools.gradescope DIR          # writes DIR/gradescope-autograder.zip (DIR is created when missing)
+    python -m tools.gradescope FILE.zip     # writes FILE.zip
 
 What the zip holds (Gradescope's ``setup.sh`` and ``run_autograder``, the grader, the student edition; no solution):
 docs/instructor.md, section 5.
@@ -18,9 +18,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import classroom_template
+from tools import classroom_template
 import plumbing
-import student
+from tools import student
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NAME = "gradescope-autograder.zip"

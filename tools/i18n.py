@@ -155,7 +155,7 @@ def translated_notebook(notebook: Path, lang: str = "zh_CN"):
     out = copy.deepcopy(nb)
     for cell in markdown_cells(out):
         cell.source = catalogue.get(cell.source, context=cell.id).string
-    import attachments  # it imports this module
+    from tools import attachments  # it imports this module
 
     attachments.edition_attachments(out, lang)
     return out
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = [
         nb for nb in plumbing.series_notebooks() if not args.notebooks or any(nb.name.startswith(k) or nb.stem == k for k in args.notebooks)
     ]
-    import interface  # it imports this module
+    from tools import interface  # it imports this module
 
     if args.command == "extract":
         for nb in notebooks:

@@ -9,14 +9,12 @@ Raises: ``plumbing.Llama3Error``: a lookup (:func:`text`) finds no usable entry 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
 
-import i18n
+from tools import i18n
 import plumbing
 
 #: the catalogue's name in each language's folder of locale/
@@ -103,15 +101,15 @@ def task(step, lang: str) -> str:
 def messages() -> list[tuple[str, str]]:
     """Every (msgctxt, msgid) that the code looks up: the :class:`Words` of the tools that have them, the
     editions' names and copyright lines (tools/site_stage.py), and every graded step's task."""
-    import classroom_template
-    import pdf_stage
-    import site_stage
-    import student
+    from tools import classroom_template
+    from tools import pdf_stage
+    from tools import site_stage
+    from tools import student
     from grader.steps import STEPS
 
-    conf = importlib.util.spec_from_file_location("llama3_book_conf", site_stage.BOOK / "conf.py")
-    conf.loader.exec_module(importlib.util.module_from_spec(conf))  # registers the site's extensions by name
-    modules = [sys.modules["editions"], sys.modules["weights_banner"], pdf_stage, student, classroom_template]
+    from tools.book import editions, weights_banner
+
+    modules = [editions, weights_banner, pdf_stage, student, classroom_template]
     out = [m for module in modules for words in vars(module).values() if isinstance(words, Words) for m in words.messages()]
     for e in (e for e in site_stage.EDITIONS.values() if e.language != "en"):  # Edition.label, Edition.sphinx_settings
         out += [("edition.name", e.name)] + ([("edition.copyright", e.copyright)] if e.copyright else [])

@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 
 from plumbing.paths import atomic_write
-from pdf_stage import WORDS
-from site_stage import BOOK, Edition, SiteError
+from tools.pdf_stage import WORDS
+from tools.site_stage import BOOK, Edition, SiteError
 
 __all__ = [
     "PrintUnavailable",

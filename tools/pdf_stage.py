@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-import interface
-from site_stage import EDITIONS, REPO_ROOT, Edition, source_files, stage_files, translated
+from tools import interface
+from tools.site_stage import EDITIONS, REPO_ROOT, Edition, source_files, stage_files, translated
 
 __all__ = ["WORDS", "LEFT_OUT_CELLS", "print_notebook", "notebook_title", "title_page", "print_files", "stage", "repository"]
 

@@ -1,7 +1,7 @@
 """Execute notebooks of the series with nbclient, showing a progress bar per notebook.
 
-    python tools/run_notebooks.py --out build notebooks/01_tokenization.ipynb ...
-    python tools/run_notebooks.py --inplace notebooks/*.ipynb     # `make refresh`
+    python -m tools.run_notebooks --out build notebooks/01_tokenization.ipynb ...
+    python -m tools.run_notebooks --inplace notebooks/*.ipynb     # `make refresh`
 
 Timings are not recorded, so that outputs stay reproducible. A failing cell stops the run with its error and exit
 status 1 (130 on Ctrl-C); with ``--out``, the earlier copies of the notebooks not yet run are removed.

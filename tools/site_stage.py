@@ -18,9 +18,9 @@ from urllib.parse import unquote
 
 import nbformat
 
-import attachments
-import i18n
-import interface
+from tools import attachments
+from tools import i18n
+from tools import interface
 import plumbing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -1,8 +1,8 @@
 """Slides (``make slides``): every notebook of the series as a reveal.js lecture deck, in both editions, offline.
 
-    python tools/slides.py                      # the committed notebooks (they carry their outputs) -> build/slides/
-    python tools/slides.py --src build --out DIR
-    python tools/slides.py --student            # the students' decks -> build/slides-student/ (no graded code)
+    python -m tools.slides                      # the committed notebooks (they carry their outputs) -> build/slides/
+    python -m tools.slides --src build --out DIR
+    python -m tools.slides --student            # the students' decks -> build/slides-student/ (no graded code)
 
 Cut by tools/slides_cuts.toml (tools/slides_cut.py: a notebook it lacks gets a slide per section), written by
 tools/slides_html.py. Every path in a deck is relative: the folder works from ``file://`` and loads nothing from outside.
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import nbformat
 
-import interface
+from tools import interface
 import plumbing
-from site_stage import EDITIONS, REPO_ROOT, SiteError, edition_notebook
-from slides_cut import CUTS, SlidesError, load_cuts, sections_table
-from slides_html import STATIC, copy_assets, deck_name, exporter, write_deck
+from tools.site_stage import EDITIONS, REPO_ROOT, SiteError, edition_notebook
+from tools.slides_cut import CUTS, SlidesError, load_cuts, sections_table
+from tools.slides_html import STATIC, copy_assets, deck_name, exporter, write_deck
 
 __all__ = ["SlidesError", "build", "site_decks", "executed", "student_version", "edition_decks", "write_decks"]
 
@@ -56,7 +56,7 @@ def student_version(nb, stem: str, language: str) -> nbformat.NotebookNode:
     (outputs kept), marked ``llama3_stub`` so that its slide shows it whole."""
     from grader.grading import stub
     from grader.steps import STEPS
-    from student import withhold
+    from tools.student import withhold
 
     out = copy.deepcopy(nb)
     steps = {s.cell: s for s in STEPS.get(stem[:2], [])}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from site_stage import SiteError
+from tools.site_stage import SiteError
 
 __all__ = [
     "SlidesError",

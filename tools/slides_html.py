@@ -15,8 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
-from site_stage import EDITIONS
-from slides_cut import HIDE_INPUT, SlidesError, slideshow
+from tools.site_stage import EDITIONS
+from tools.slides_cut import HIDE_INPUT, SlidesError, slideshow
 
 __all__ = ["STATIC", "deck_name", "copy_assets", "reveal_dir", "mathjax_dir", "exporter", "write_deck"]
 

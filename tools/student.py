@@ -1,9 +1,9 @@
 """Write the student edition (``make student``): the series' notebooks with the graded steps left to write.
 
-    python tools/student.py            # writes notebooks/student/NN_*.ipynb and notebooks/student/zh/NN_*.ipynb
-    python tools/student.py --check    # writes nothing; exit status 1 when a committed file is stale
-    python tools/student.py --force    # also overwrites a notebook whose graded cells hold someone's code
-    python tools/student.py --out DIR  # writes DIR/NN_*.ipynb and DIR/zh/NN_*.ipynb instead
+    python -m tools.student            # writes notebooks/student/NN_*.ipynb and notebooks/student/zh/NN_*.ipynb
+    python -m tools.student --check    # writes nothing; exit status 1 when a committed file is stale
+    python -m tools.student --force    # also overwrites a notebook whose graded cells hold someone's code
+    python -m tools.student --out DIR  # writes DIR/NN_*.ipynb and DIR/zh/NN_*.ipynb instead
 
 Raises (one line, exit status 2): ``StudentError``: a graded step whose cell is missing or names no solution lines,
 a marked cell that is not a graded step, or a file to overwrite whose graded cells hold code.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-import interface
+from tools import interface
 import plumbing
 from grader.grading import NOT_ATTEMPTED, solution_region, stub
 from grader.steps import STEPS
@@ -207,7 +207,7 @@ def refuse_to_overwrite(paths: list[Path]) -> None:
         raise StudentError(
             f"not overwriting work in {files}: these graded cells no longer hold the stub. Copy the "
             "notebook elsewhere to keep it, then run `make student FORCE=1` "
-            "(python tools/student.py --force) to overwrite it"
+            "(python -m tools.student --force) to overwrite it"
         )
 
 

@@ -19,10 +19,10 @@ import nbformat
 import pytest
 import yaml
 
-import classroom_template
-import interface
+from tools import classroom_template
+from tools import interface
 import plumbing
-import student
+from tools import student
 from grader.grading import solution_region
 from grader.steps import STEPS
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import gradescope
+from tools import gradescope
 import plumbing
 from grader.gradebook import hints_for
 from grader.gradescope import step_output

@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import interface
+from tools import interface
 import plumbing
-import student
+from tools import student
 from grading_cases import cases
 from grader import grading
 from grader import kernel as grading_kernel

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import plumbing
-import site_stage
+from tools import site_stage
 from grader.steps import STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,7 +228,7 @@ def test_links_between_pages_of_docs():
 def test_classroom_workflow_is_up_to_date_with_one_test_per_step():
     import yaml
 
-    import classroom
+    from tools import classroom
 
     assert classroom.WORKFLOW.read_text(encoding="utf-8") == classroom.workflow(), "run `make classroom`"
     steps = yaml.safe_load(classroom.workflow())["jobs"]["run-autograding-tests"]["steps"]

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 import plumbing
 import references
 from references import meta_state, prompt_tokens
-from run_notebooks import execute_notebook
+from tools.run_notebooks import execute_notebook
 
 EXPORTS = {"xv", "attention_weights", "attention_output", "h"}
 F32_UNIT, BF16_UNIT = 2.0**-24, 2.0**-8  # largest relative change of one rounding to float32 / to bf16

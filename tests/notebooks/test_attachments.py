@@ -4,7 +4,7 @@ edition shows is an attachment of that cell, byte for byte the file in images/.
 A notebook opened alone (Colab, a downloaded copy) has no ``../images/`` beside it. These tests fail when a
 notebook's attachment differs from its file in images/ (a redrawn diagram), when a markdown image points at a
 file instead of an attachment, or when a cell carries an attachment it does not show; the fix is
-``python tools/attachments.py`` (``make diagrams`` runs it after drawing). They read files only: a second.
+``python -m tools.attachments`` (``make diagrams`` runs it after drawing). They read files only: a second.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import base64
 import nbformat
 import pytest
 
-import attachments
+from tools import attachments
 import plumbing
 
 ROOT = attachments.ROOT
@@ -28,7 +28,7 @@ def test_every_figure_travels_inside_its_notebook(path):
     assert not found, (
         f"{path.relative_to(ROOT)}: its figures are not the files of images/:\n"
         + "\n".join(found)
-        + "\nRun `python tools/attachments.py` (it rewrites the attachments of both editions from images/)."
+        + "\nRun `python -m tools.attachments` (it rewrites the attachments of both editions from images/)."
     )
 
 

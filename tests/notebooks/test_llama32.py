@@ -223,17 +223,12 @@ def test_build_standin_never_overwrites_weights_nor_another_stand_in(llama32_dir
 
 @pytest.mark.slow
 def test_the_run_metadata_and_the_site_banner_name_the_models_shapes(llama32_dirs):
-    import importlib.util
-
-    import run_notebooks
-    from site_stage import BOOK
+    from tools import run_notebooks
+    from tools.book import weights_banner
 
     run = run_notebooks.run_metadata({"LLAMA3_DIR": str(llama32_dirs["Llama-3.2-1B", "meta"])})
     assert run["weights"] == "standin" and run["standin_model"] == "Llama 3.2 1B (2 layers)"
     assert "standin_model" not in run_notebooks.run_metadata({})  # the committed outputs' stand-in: as before
-    conf = importlib.util.spec_from_file_location("llama3_book_conf", BOOK / "conf.py")
-    conf.loader.exec_module(importlib.util.module_from_spec(conf))  # registers the site's extensions by name, as Sphinx has them
-    import weights_banner
 
     for lang in ("en", "zh_CN"):
         text = weights_banner.BANNERS[lang]["standin"][1]

@@ -21,7 +21,7 @@ from nbclient.exceptions import CellExecutionError
 
 import plumbing
 from conftest import NOTEBOOKS
-from run_notebooks import NOTEBOOK_DIR, local_kernel_config
+from tools.run_notebooks import NOTEBOOK_DIR, local_kernel_config
 
 pytestmark = pytest.mark.notebook
 

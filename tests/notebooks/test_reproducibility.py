@@ -169,7 +169,7 @@ def llama32_1b_dir(tmp_path_factory):
 def test_long_prompt_on_llama32_1b_shapes_under_other_kernels(llama32_1b_dir, tmp_path, isa):
     """A 300-word prompt on a Llama 3.2 1B-shaped checkpoint runs to the end with oneDNN capped at an older CPU's ISA:
     no check claims bits that another kernel may round differently (the Hugging Face column check once did)."""
-    from run_notebooks import execute_notebook
+    from tools.run_notebooks import execute_notebook
 
     if not ONEDNN_ISAS[isa][0] <= cpu_flags():
         pytest.skip(f"this CPU lacks the instructions of {isa}")
@@ -187,7 +187,7 @@ def test_a_run_in_this_process_exports_what_a_kernel_exports(run_notebook, small
     process to the next, so the files' bytes are not compared)."""
     from safetensors import safe_open
 
-    from run_notebooks import execute_notebook
+    from tools.run_notebooks import execute_notebook
 
     def contents(path):
         with safe_open(str(path), framework="pt") as f:

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import i18n
+from tools import i18n
 import plumbing
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import grader.steps
-import interface
+from tools import interface
 import plumbing
 from grader.grading import Step
 

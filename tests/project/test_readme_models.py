@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import plumbing
-import site_stage
+from tools import site_stage
 
 ROOT = Path(__file__).resolve().parents[2]
 

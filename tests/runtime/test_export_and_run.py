@@ -47,7 +47,8 @@ def test_failed_run_reports_one_line_and_leaves_no_stale_results(tmp_path):
     run = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "tools" / "run_notebooks.py"),
+            "-m",
+            "tools.run_notebooks",
             "--out",
             str(out),
             str(ROOT / "notebooks" / "02_embedding_lookup.ipynb"),
@@ -56,6 +57,7 @@ def test_failed_run_reports_one_line_and_leaves_no_stale_results(tmp_path):
         text=True,
         timeout=300,
         env=env,
+        cwd=ROOT,
     )
     assert run.returncode == 1
     assert "02_embedding_lookup.ipynb stopped: Llama3Error:" in run.stderr and "Traceback" not in run.stderr
@@ -77,11 +79,12 @@ def test_interrupted_run_leaves_no_stale_results(tmp_path):
         (out / name).write_text("{}")  # results of an earlier run
     env = plumbing.clean_environ()
     run = subprocess.Popen(
-        [sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out), *[str(ROOT / "notebooks" / n) for n in names]],
+        [sys.executable, "-m", "tools.run_notebooks", "--out", str(out), *[str(ROOT / "notebooks" / n) for n in names]],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        cwd=ROOT,
     )
     deadline = time.monotonic() + 120
     while not psutil.Process(run.pid).children() and time.monotonic() < deadline:  # wait for the first kernel

@@ -13,7 +13,7 @@ import re
 import nbformat
 import pytest
 
-import i18n
+from tools import i18n
 import plumbing
 
 ROOT = plumbing.REPO_ROOT

@@ -189,14 +189,14 @@ def test_citation_file():
 
 
 def colab_tool():
-    import colab
+    from tools import colab
 
     return colab
 
 
 def test_every_notebook_has_the_current_colab_cells():
     """Each notebook (and its Chinese edition) has the link to itself in Colab and the one setup cell, before Setup."""
-    import i18n
+    from tools import i18n
 
     colab = colab_tool()
     setup = colab.setup_source()

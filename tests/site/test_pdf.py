@@ -25,10 +25,10 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
-import build_pdf
-import pdf_print
-import pdf_stage
-import site_stage
+from tools import build_pdf
+from tools import pdf_print
+from tools import pdf_stage
+from tools import site_stage
 from site_helpers import STEMS, built, tags, tiny_notebook, unavailable
 
 EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]

@@ -35,8 +35,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import build_site
-import site_stage
+from tools import build_site
+from tools import site_stage
 import plumbing
 
 from site_helpers import (

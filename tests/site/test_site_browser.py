@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import build_site
-
+from tools import build_site
 from site_helpers import OVERFLOW, READY, SHOTS, STEMS, VIEWPORTS, ZH, DOC_PAGES, page_names, has_math, expected_outside_links
 from site_helpers import SHOW_CODE, SHOW_SOLUTION, solution_runs, solution_toggle_problems
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import build_site
-
+from tools import build_site
 from site_helpers import READY, ZH
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import attachments
-import build_site
-import i18n
+from tools import attachments
+from tools import build_site
+from tools import i18n
 import plumbing
-import site_stage
+from tools import site_stage
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = site_stage.EDITIONS["en"], site_stage.EDITIONS["zh_CN"]

@@ -16,10 +16,10 @@ import nbformat
 import pytest
 
 import plumbing
-import slides
-import slides_cut
-import slides_html
-from pdf_print import CHROMIUM_ARGS, CHROMIUM_NAMES  # the browser and settings the PDFs are printed with
+from tools import slides
+from tools import slides_cut
+from tools import slides_html
+from tools.pdf_print import CHROMIUM_ARGS, CHROMIUM_NAMES  # the browser and settings the PDFs are printed with
 from site_helpers import HOME, STEMS, code_cell, tiny_notebook, unavailable
 
 LANGUAGES = ("en", "zh_CN")

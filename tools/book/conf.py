@@ -1,4 +1,5 @@
-"""Sphinx configuration of the course site (``make html``; tools/build_site.py runs ``python -m sphinx -c tools/book``).
+"""Sphinx configuration of the course site (``make html``; tools/build_site.py runs ``python -m sphinx -c tools/book``
+from the repository root, so that the extensions import as ``tools.book.*``).
 
 One configuration for both editions: for the Chinese one tools/build_site.py sets ``-D language=zh_CN`` and
 ``llama3_notebooks=notebooks/zh`` (launch_links.py); for both, ``llama3_other_edition`` (editions.py).
@@ -6,33 +7,10 @@ One configuration for both editions: for the Chinese one tools/build_site.py set
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: The site's own small extensions, files beside this one, in the order they import each other.
-LOCAL_EXTENSIONS = ["editions", "local_mathjax", "weights_banner", "solutions", "deep_dives", "search_zh", "launch_links", "home_links"]
-
-
-#: The tools' modules that the extensions import, for the site's words in each language (interface.po).
-TOOLS = ["i18n", "interface"]
-
-
-def load_local_extension(name: str, folder: Path = HERE) -> None:
-    """Register ``folder/name.py`` as module ``name``, so that Sphinx (and the other extensions) import it by name."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-
-
-for _name in TOOLS:
-    load_local_extension(_name, HERE.parent)
-for _name in LOCAL_EXTENSIONS:
-    load_local_extension(_name)
 
 project = "Llama 3, step by step"
 author = "the Llama 3, step by step authors"
@@ -41,14 +19,14 @@ copyright = f"{author}; text and figures CC BY 4.0, code Apache-2.0"
 extensions = [
     "myst_nb",  # notebooks and markdown (MyST), the engine of Jupyter Book 1
     "sphinx.ext.mathjax",
-    "local_mathjax",  # MathJax from a PyPI package, copied into the site: nothing from a CDN
-    "weights_banner",
-    "solutions",
-    "deep_dives",
-    "editions",
-    "search_zh",
-    "launch_links",
-    "home_links",
+    "tools.book.local_mathjax",  # MathJax from a PyPI package, copied into the site: nothing from a CDN
+    "tools.book.weights_banner",
+    "tools.book.solutions",
+    "tools.book.deep_dives",
+    "tools.book.editions",
+    "tools.book.search_zh",
+    "tools.book.launch_links",
+    "tools.book.home_links",
 ]
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]

@@ -11,7 +11,7 @@ from html import escape
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from editions import label
+from tools.book.editions import label
 
 SECTION_NAME = "deep dives"  # docutils' normalised name of the heading "## Deep dives"
 

@@ -20,7 +20,7 @@ from sphinx.application import Sphinx
 from sphinx.directives.other import TocTree
 from sphinx.util.docutils import SphinxDirective
 
-import interface
+from tools import interface
 
 #: The words of the site's own extensions (Sphinx and the theme translate theirs); Chinese: interface.po, ``site.<key>``.
 LABELS = interface.Words(

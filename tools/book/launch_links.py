@@ -11,7 +11,7 @@ from __future__ import annotations
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from editions import label
+from tools.book.editions import label
 
 logger = logging.getLogger(__name__)
 

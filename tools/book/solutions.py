@@ -13,7 +13,7 @@ import re
 
 from sphinx.application import Sphinx
 
-from editions import label
+from tools.book.editions import label
 
 TAG = "solution"
 SHOW, HIDE = "Show the solution", "Hide the solution"  # the English edition's words (editions.LABELS)

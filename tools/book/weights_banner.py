@@ -14,9 +14,9 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-import interface
+from tools import interface
 import plumbing
-from editions import language
+from tools.book.editions import language
 
 logger = logging.getLogger(__name__)
 
