@@ -28,6 +28,20 @@ pytestmark = pytest.mark.notebook
 #: (notebook, mistake, snippet of its code, the mistake in its place, start of the check that must stop it)
 MUTATIONS = [
     (
+        "01",
+        "the pair of highest rank merged first",
+        "rank, j = min(candidates)",
+        "rank, j = max(candidates)",
+        "bpe_merge vs tiktoken",
+    ),
+    (
+        "01",
+        "on a tie, the rightmost pair",
+        "rank, j = min(candidates)",
+        "rank, j = min(candidates, key=lambda c: (c[0], -c[1]))",
+        "bpe_merge vs tiktoken",
+    ),
+    (
         "03",
         "epsilon outside the square root",
         "inv_rms = torch.rsqrt(mean_square + inputs.params.norm_eps)",
