@@ -1,2 +1,3 @@
-"""The course build, run from the repository root as ``python -m tools.NAME``: the site, the PDF, the slides, the
-Chinese and student editions, the course kit (CONTRIBUTING.md's table says what each module does)."""
+"""The course build (site, PDF, slides, Chinese and student editions, course kit), run as ``python -m tools.NAME``.
+
+Run from the repository root; CONTRIBUTING.md's table says what each module does."""

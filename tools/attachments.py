@@ -1,4 +1,4 @@
-"""The figures of the notebooks travel inside them: each image of images/ that a markdown cell shows is an attachment of that cell.
+"""Write the figures of images/ into the notebooks (both editions) as cell attachments, so a notebook travels alone.
 
     python -m tools.attachments    # (re)write the attachments of every notebooks/NN_*.ipynb and notebooks/zh/NN_*.ipynb
 

@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"note: left out of the {EDITIONS[lang].label} edition: "
                 f"{', '.join(nb.stem for nb in left if nb.stem not in older)}, whose translation is incomplete "
-                "(python tools/i18n.py check)"
+                "(python -m tools.i18n check)"
             )
     return 0
 

@@ -1,4 +1,4 @@
-"""The two Colab cells of every notebook: a link that opens the notebook in Google Colab, and the setup cell.
+"""Write or update the two Colab cells of every notebook: the "Open in Colab" link and the setup cell.
 
     python -m tools.colab          # write or update the two cells in every notebooks/NN_*.ipynb
 

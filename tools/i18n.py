@@ -1,8 +1,8 @@
-"""Translations of the notebooks' text, kept in gettext catalogues (one ``.po`` file per notebook).
+"""Extract, build and check the Chinese edition: the notebooks' text in gettext catalogues, one ``.po`` a notebook.
 
-    python tools/i18n.py extract [--lang zh_CN]   # English notebooks -> locale/<lang>/LC_MESSAGES/<notebook>.po
-    python tools/i18n.py build   [--lang zh_CN]   # English notebooks + catalogues -> notebooks/zh/<notebook>.ipynb
-    python tools/i18n.py check   [--lang zh_CN]   # what is missing, stale or out of date (exit status 1 if anything)
+    python -m tools.i18n extract [--lang zh_CN]   # English notebooks -> locale/<lang>/LC_MESSAGES/<notebook>.po
+    python -m tools.i18n build   [--lang zh_CN]   # English notebooks + catalogues -> notebooks/zh/<notebook>.ipynb
+    python -m tools.i18n check   [--lang zh_CN]   # what is missing, stale or out of date (exit status 1 if anything)
 
 Each command takes notebook numbers or names to work on some notebooks only (``build 05 06``).
 
@@ -125,7 +125,7 @@ def problems(notebook: Path, lang: str = "zh_CN") -> list[str]:
     """Markdown cells of ``notebook`` without a usable translation (missing, empty or fuzzy)."""
     path = catalogue_path(notebook, lang)
     if not path.exists():
-        return [f"{notebook.name}: no catalogue {plumbing.display_path(path)} (run `python tools/i18n.py extract`)"]
+        return [f"{notebook.name}: no catalogue {plumbing.display_path(path)} (run `python -m tools.i18n extract`)"]
     catalogue = read_catalogue(path, lang)
     out = []
     for cell in markdown_cells(nbformat.read(notebook, as_version=4)):
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     for nb in notebooks:
         dest = edition_path(nb, args.lang)
         if not found and (not dest.exists() or dest.read_text(encoding="utf-8") != notebook_text(nb, args.lang)):
-            found.append(f"{dest.relative_to(ROOT)} is not up to date (run `python tools/i18n.py build`)")
+            found.append(f"{dest.relative_to(ROOT)} is not up to date (run `python -m tools.i18n build`)")
     print("\n".join(found) if found else "every notebook and interface.po are translated and the edition is up to date")
     return 1 if found else 0
 

@@ -40,7 +40,7 @@ def catalogue(lang: str = "zh_CN") -> Catalog:
 def problem(entry: Message | None) -> str:
     """What makes ``entry`` unusable ("" when it is usable)."""
     if entry is None:
-        return "has no entry for this English (new or changed: run `python tools/i18n.py extract`)"
+        return "has no entry for this English (new or changed: run `python -m tools.i18n extract`)"
     if not entry.string:
         return "is not translated"
     return "is fuzzy: its English changed since it was translated" if entry.fuzzy else ""
@@ -123,7 +123,7 @@ def problems(lang: str = "zh_CN") -> list[str]:
     found = catalogue(lang)
     out = [f"{name}: msgctxt {c!r} {problem(found.get(e, context=c))}" for c, e in asked if problem(found.get(e, context=c))]
     unused = [m.context for m in found if m.id and (m.context, m.id) not in set(asked)]
-    return out + [f"{name}: msgctxt {c!r} is asked for by no code (run `python tools/i18n.py extract`)" for c in unused]
+    return out + [f"{name}: msgctxt {c!r} is asked for by no code (run `python -m tools.i18n extract`)" for c in unused]
 
 
 def extract(lang: str = "zh_CN") -> Catalog:

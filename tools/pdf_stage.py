@@ -1,4 +1,4 @@
-"""The series staged for paper: each edition's Sphinx sources as the site stages them, changed for the print.
+"""Stage the series for paper: each edition's Sphinx sources as for the site, without Colab cells, with a title page.
 
 Reads the notebooks and pyproject.toml; writes nothing.
 

@@ -1,4 +1,4 @@
-"""What tools/build_site.py gives Sphinx for each edition of the course site: pure functions, no Sphinx.
+"""Stage each edition's Sphinx source folder (home page, notebooks, figures, docs pages) for tools/build_site.py.
 
 :func:`stage_files` maps each file of an edition's source folder to a path to copy or the text to write. The folder
 mirrors the repository (``index.md``, ``notebooks/``, ``images/``, ``docs/``), so image paths relative to a page stay

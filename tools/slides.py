@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         left = [stem for stem in stems if args.out / EDITIONS[lang].folder / deck_name(stem) not in decks]
         if left:
             print(
-                f"note: no {EDITIONS[lang].label} deck of {', '.join(left)}, whose translation is incomplete (python tools/i18n.py check)"
+                f"note: no {EDITIONS[lang].label} deck of {', '.join(left)}, whose translation is incomplete (python -m tools.i18n check)"
             )
     return 0
 

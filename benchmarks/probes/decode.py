@@ -1,5 +1,6 @@
-"""Decode speed on one memory-mapped checkpoint: notebook 08's cached loop, the same loop without the cache, Meta's
-``Llama3.generate``, and the machine's copy bandwidth, side by side in one process.
+"""Measure decode speed: notebook 08's loop with and without its cache, Meta's ``generate``, and copy bandwidth.
+
+All on one memory-mapped checkpoint, side by side in one process.
 
     python benchmarks/probes/decode.py NOTEBOOK_08 N_NEW
 

@@ -1,4 +1,4 @@
-"""A Hugging Face copy of a Meta-format checkpoint: safetensors shards of about 2 GiB, their index and ``config.json``.
+"""Write a Hugging Face copy of a Meta-format checkpoint (safetensors shards, index, ``config.json``); not timed.
 
     python benchmarks/probes/hf_copy.py CHECKPOINT_FOLDER OUT_FOLDER
 

@@ -8,7 +8,7 @@ These tests check, for every notebook of the series:
 - an English cell edited after its translation is reported stale, by name, and the Chinese notebook
   can then not be generated (shown on a temporary copy of each English notebook, and on a tiny
   catalogue built here, through ``extract``'s fuzzy marking);
-- ``notebooks/zh/NN_*.ipynb`` is exactly what ``python tools/i18n.py build`` writes (up to date), its
+- ``notebooks/zh/NN_*.ipynb`` is exactly what ``python -m tools.i18n build`` writes (up to date), its
   code cells (source, outputs, metadata, execution counts) are the English notebook's, and it has as
   many markdown cells, in the same places;
 - each translation keeps its English cell's structure: the same inline code spans and fenced blocks,
@@ -189,17 +189,17 @@ def test_a_changed_cell_stays_untranslated_until_its_translation_is_checked(tmp_
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_the_chinese_notebook_is_up_to_date(path):
     dest = edition(path)
-    assert dest.is_file(), f"{dest.relative_to(ROOT)} is missing: run `python tools/i18n.py build`"
+    assert dest.is_file(), f"{dest.relative_to(ROOT)} is missing: run `python -m tools.i18n build`"
     expected = nbformat.writes(i18n.translated_notebook(path)) + "\n"
     assert dest.read_text(encoding="utf-8") == expected, (
-        f"{dest.relative_to(ROOT)} is not what tools/i18n.py builds: run `python tools/i18n.py build {path.name[:2]}`"
+        f"{dest.relative_to(ROOT)} is not what tools/i18n.py builds: run `python -m tools.i18n build {path.name[:2]}`"
     )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_code_cells_and_outputs_are_the_english_ones(path):
     dest = edition(path)
-    assert dest.is_file(), f"{dest.relative_to(ROOT)} is missing: run `python tools/i18n.py build`"
+    assert dest.is_file(), f"{dest.relative_to(ROOT)} is missing: run `python -m tools.i18n build`"
     en, zh = nbformat.read(path, as_version=4), nbformat.read(dest, as_version=4)
     assert [(c.cell_type, c.get("id")) for c in zh.cells] == [(c.cell_type, c.get("id")) for c in en.cells], (
         "the Chinese notebook's cells are not the English ones, in the same order"

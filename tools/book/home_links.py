@@ -1,4 +1,4 @@
-"""Sphinx extension: the home pages' links that depend on the build, so that none of them is dead.
+"""Sphinx extension: the home pages' links to the repository and to the slide decks of this build's notebooks.
 
 ``{llama3-repository}`text``` links to the repository (the theme's ``repository_url``); ``llama3-slides`` links the
 slide deck (tools/slides.py) of each notebook of this build only: an edition's left-out notebook has no deck.
