@@ -8,7 +8,7 @@ configuration, and prints that page (tools/pdf_print.py); what it needs is in do
 
 Raises:
     SiteError (one line, exit status 2): staging or Sphinx failed (tools/build_site.py); no Chromium or Chinese font,
-    MathJax failed, an image did not load, or the contents' page numbers did not settle.
+    MathJax failed, an image did not load, or something reaches past the margin.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Printing with Chromium: a ``singlehtml`` page of the series to a PDF, its table of contents given page numbers.
+"""Printing with Chromium: a ``singlehtml`` page of the series to a PDF, in one print, its outline for navigation.
 
 Chromium runs through playwright, loads nothing from outside the page's folder, and prints with tools/book/print.css;
 the JavaScript it runs in the page is in tools/pdf_scripts/.
 
 Raises:
     PrintUnavailable: no Chromium, Chinese font or playwright. SiteError: Chromium or MathJax failed, an image did not
-    load, something reaches past the margin, or the contents' page numbers did not settle.
+    load, or something reaches past the margin.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ __all__ = [
     "find_chromium",
     "check_cjk_font",
     "page_script",
-    "destination_pages",
     "load_page",
     "print_page",
     "print_edition",
@@ -102,25 +101,9 @@ def check_cjk_font(languages) -> None:
         )
 
 
-def destination_pages(pdf: bytes) -> tuple[int, dict[str, int]]:
-    """The number of pages of the PDF bytes ``pdf`` and the page (from 1) of each named destination, which Chromium
-    writes for each target of an internal link (the contents' entries)."""
-    import io
-
-    import pypdf
-
-    reader = pypdf.PdfReader(io.BytesIO(pdf))
-    pages = {}
-    for name, dest in reader.named_destinations.items():
-        number = reader.get_destination_page_number(dest)
-        if number is not None and number >= 0:
-            pages[str(name).lstrip("/")] = number + 1
-    return len(reader.pages), pages
-
-
-def load_page(context, page_html: Path, edition: Edition, outside: list[str], pages: dict[str, int] | None = None):
-    """Open ``page_html`` in the playwright ``context``, ready to print, with the contents' page numbers ``pages``
-    filled in when given; ``outside`` collects the requests that left the page's folder.
+def load_page(context, page_html: Path, edition: Edition, outside: list[str]):
+    """Open ``page_html`` in the playwright ``context``, ready to print; ``outside`` collects the requests that left
+    the page's folder.
 
     Raises:
         SiteError: the page asks for something outside its folder, MathJax fails, an image does not load, the
@@ -135,8 +118,6 @@ def load_page(context, page_html: Path, edition: Edition, outside: list[str], pa
         raise SiteError(f"{edition.label} PDF: MathJax failed on {page_html}; `make html` and its browser test show where")
     page.add_style_tag(content=PRINT_CSS.read_text(encoding="utf-8"))
     state = page.evaluate(page_script("prepare"), [words, words["title"]])
-    if pages is not None:
-        page.evaluate(page_script("fill_pages"), pages)
     page.evaluate("document.fonts.ready.then(() => true)")
     if outside:
         raise SiteError(f"{edition.label} PDF: the page asked for files outside the site: {outside[:3]}")
@@ -155,13 +136,12 @@ def load_page(context, page_html: Path, edition: Edition, outside: list[str], pa
 
 
 def print_page(browser, page_html: Path, edition: Edition, pdf: Path) -> int:
-    """Print ``page_html`` to ``pdf`` in the playwright ``browser``; return the number of pages.
+    """Print ``page_html`` to ``pdf`` in the playwright ``browser``, once; return the number of pages.
 
-    Printed until the contents' page numbers agree with the print that gave them, each print from a fresh load
-    (Chromium lays a page out differently when it prints it a second time).
+    The contents are links; the PDF's outline (Chromium's, from the headings) gives each notebook's and section's page.
 
     Raises:
-        SiteError: see :func:`load_page`; Chromium fails, or the contents' page numbers do not settle in four prints.
+        SiteError: see :func:`load_page`; Chromium fails.
     """
     from playwright.sync_api import Error as PlaywrightError
 
@@ -179,23 +159,19 @@ def print_page(browser, page_html: Path, edition: Edition, pdf: Path) -> int:
     context.route("**/*", route)
     options = dict(format="A4", print_background=True, prefer_css_page_size=True, outline=True, tagged=True, display_header_footer=False)
     try:
-        pages = None
-        for _ in range(4):
-            page = load_page(context, page_html, edition, outside, pages)
-            data = page.pdf(**options)
-            page.close()
-            count, found = destination_pages(data)
-            if found == pages:
-                break
-            pages = found
-        else:
-            raise SiteError(f"{edition.label} PDF: the page numbers of the contents did not settle in four prints")
+        page = load_page(context, page_html, edition, outside)
+        data = page.pdf(**options)
+        page.close()
     except PlaywrightError as e:
         raise SiteError(f"{edition.label} PDF: Chromium failed on {page_html}: {str(e).splitlines()[0]}") from None
     finally:
         context.close()
     atomic_write(pdf, lambda tmp: tmp.write_bytes(data))
-    return count
+    import io
+
+    import pypdf
+
+    return len(pypdf.PdfReader(io.BytesIO(data)).pages)
 
 
 def print_edition(exe: str, page_html: Path, edition: Edition, pdf: Path) -> int:

@@ -1,15 +1,15 @@
 """The printed series (`make pdf`, tools/build_pdf.py): one PDF per edition, which the course site serves from pdf/
 (English) and zh/pdf/ (Chinese).
 
-The PDFs checked are the ones that the site's build prints (the ``site`` fixture of tests/conftest.py, built once
-for tests/test_site*.py too), from the same executed notebooks and with the same code as `make pdf`. They are read
-with poppler's pdftotext and pdffonts (Debian: apt install poppler-utils; without them these tests are skipped with
-the reason, and fail when CI is set): a sane number of pages, a title page and a table of contents whose page
-numbers are those of the notebooks, every notebook's title in order, page numbers, the solutions and the deep dives
-printed, no nbgrader marker, no Colab cell or launch button, no raw TeX, no blank page; the Chinese one with its text
-extractable and a CJK font embedded. Every relative link of the site leads to a file (the home pages link the PDFs),
-and an element wider than the page stops the print. The pure parts (what is staged for paper) are checked without
-Chromium; the rest is marked slow (the site's build, about a minute more with the PDFs).
+The PDFs checked are the ones that the site's build prints (the ``site`` fixture of tests/conftest.py, built once for
+tests/test_site*.py too), from the same executed notebooks and with the same code as `make pdf`. They are read with
+poppler's pdftotext and pdffonts (Debian: apt install poppler-utils; without them these tests are skipped with the
+reason, and fail when CI is set): a sane number of pages, a title page, a table of contents and an outline (bookmarks)
+whose entries lead to the notebooks' first pages, every notebook's title in order, page numbers, the solutions and the
+deep dives printed, no nbgrader marker, no Colab cell or launch button, no raw TeX, no blank page; the Chinese one
+with its text extractable and a CJK font embedded. Every relative link of the site leads to a file (the home pages
+link the PDFs), and an element wider than the page stops the print. The pure parts (what is staged for paper) are
+checked without Chromium; the rest is marked slow (the site's build, about a minute more with the PDFs).
 """
 
 from __future__ import annotations
@@ -160,9 +160,27 @@ def titles(executed: Path, stems: list[str], lang: str) -> list[str]:
     return [pdf_stage.notebook_title(site_stage.edition_notebook(executed / f"{stem}.ipynb", lang)) for stem in stems]
 
 
+def outline_pages(pdf: Path) -> list[tuple[str, int]]:
+    """Every entry of the PDF's outline (bookmarks), depth first: its title and the page (from 1) it leads to."""
+    import pypdf
+
+    reader = pypdf.PdfReader(pdf)
+    found = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                found.append((item.title, reader.get_destination_page_number(item) + 1))
+
+    walk(reader.outline)
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh_CN"])
-def test_title_page_contents_and_every_notebook_in_order_with_page_numbers(printed, executed, lang):
+def test_title_page_contents_outline_and_every_notebook_in_order_with_page_numbers(printed, executed, lang):
     pdf, pages, stems = printed[lang]
     info = poppler("pdfinfo", str(pdf))
     count = int(re.search(r"^Pages:\s+(\d+)", info, re.M)[1])
@@ -181,17 +199,18 @@ def test_title_page_contents_and_every_notebook_in_order_with_page_numbers(print
         if not text.replace(f"{i + 1} / {count}", "").strip() and i + 1 not in figures
     ]
     assert not blank, f"{pdf.name}: blank pages: {blank}"
-    starts = []
+    outline = outline_pages(pdf)
+    starts, listed = [], []
     for stem, title in zip(stems, titles(executed, stems, lang)):
         where = [i for i, text in enumerate(pages) if squeeze(title) in squeeze(text)]
         assert len(where) >= 2, f"{pdf.name}: the title of {stem}, {title!r}, is in the contents and on its first page: {where}"
         contents, start = where[0], where[1]
-        listed = re.search(re.escape(squeeze(title)) + r"(\d+)", squeeze(pages[contents]))
-        assert listed and int(listed[1]) == start + 1, (
-            f"{pdf.name}: the contents give page {listed and listed[1]} for {stem}, which starts on page {start + 1}"
-        )
+        marks = [page for text, page in outline if squeeze(text) == squeeze(title)]
+        assert marks == [start + 1], f"{pdf.name}: the outline leads to pages {marks} for {stem}, which starts on page {start + 1}"
         starts.append(start)
+        listed.append(contents)
     assert starts == sorted(starts) and len(set(starts)) == len(starts), f"{pdf.name}: notebooks out of order: {starts}"
+    assert max(listed) < starts[0], f"{pdf.name}: the contents (pages {listed}) do not list every notebook before the first"
 
 
 @pytest.mark.slow

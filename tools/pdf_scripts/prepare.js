@@ -1,6 +1,6 @@
 // Run in the loaded page before printing (tools/pdf_print.py): open every folded solution and deep dive, label
-// them for paper, write the table of contents into #llama3-print-toc (a link and a page number for each
-// notebook and each of its sections), give the PDF its title. Argument: [words, title], the edition's words
+// them for paper, write the table of contents into #llama3-print-toc (a link for each notebook and each of its
+// sections; the PDF's outline gives their pages), give the PDF its title. Argument: [words, title], the edition's words
 // (pdf_stage.WORDS) and the PDF's title. Returns what is wrong with the page: images that did not load.
 ([words, title]) => {
   document.documentElement.dataset.theme = 'light';
@@ -32,11 +32,7 @@
     const copy = h.cloneNode(true);
     copy.querySelectorAll('.headerlink, [id]').forEach(x => x.remove());
     text.innerHTML = copy.innerHTML;
-    const page = document.createElement('span');
-    page.className = 'llama3-toc-page';
-    page.dataset.target = anchor.id;
-    page.textContent = '0';
-    a.append(text, page);
+    a.append(text);
     li.append(a);
     return li;
   };
