@@ -14,31 +14,19 @@ import asyncio
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 import plumbing
+from plumbing.paths import local_kernel_config
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from tqdm.auto import tqdm
-from traitlets.config import Config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-
-
-@contextmanager
-def local_kernel_config():
-    """A traitlets ``Config`` that makes nbclient's kernel talk over IPC sockets in a private temporary folder.
-
-    Nothing listens on the network, and ipykernel does not warn about unencrypted TCP.
-    """
-    with tempfile.TemporaryDirectory(prefix="llama3-kernel-") as sockets:
-        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
 def execute_notebook(

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
-from contextlib import contextmanager
 from pathlib import Path
 
 from plumbing.errors import Llama3Error
+from plumbing.paths import local_kernel_config
 
 #: Seconds a cell may run before it is interrupted (its step then fails): the series' slowest cell takes a few seconds.
 TIMEOUT = 120
@@ -83,14 +82,6 @@ def _error_of(cell) -> tuple[str, str] | None:
     return None
 
 
-@contextmanager
-def _kernel_config():
-    from traitlets.config import Config
-
-    with tempfile.TemporaryDirectory(prefix="llama3-grade-kernel-") as sockets:
-        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-
-
 def execute(nb, folder: Path, capture_dir: Path, timeout: int = TIMEOUT) -> str:
     """Run ``nb`` in a fresh kernel started in ``folder``, every cell even after an error; a cell that runs longer
     than ``timeout`` seconds is interrupted (its output is the interruption) and the run goes on. Returns ``""``,
@@ -100,7 +91,7 @@ def execute(nb, folder: Path, capture_dir: Path, timeout: int = TIMEOUT) -> str:
 
     drop = ("LLAMA3_PROMPT", "LLAMA3_EXPORT_DIR")  # the default prompt, nothing written; LLAMA3_DIR stays
     env = {**{k: v for k, v in os.environ.items() if k not in drop}, CAPTURE_ENV: str(capture_dir), "MPLBACKEND": "agg"}
-    with _kernel_config() as config:
+    with local_kernel_config("llama3-grade-kernel-") as config:
         client = NotebookClient(
             nb,
             config=config,

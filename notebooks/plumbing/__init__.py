@@ -8,7 +8,7 @@ student edition is the package ``grader`` beside this one (``notebooks/grader/``
 One job a module:
 
 ================= ===========================================================================
-``paths``         where things are (repository, stand-in folder, the list of notebooks); atomic writes
+``paths``         where things are (repository, stand-in folder, the list of notebooks, a kernel's sockets); atomic writes
 ``errors``        :class:`Llama3Error`, the one exception type for bad input
 ``params``        ``params.json`` / ``config.json`` -> :class:`ModelParams` with Meta's derived values
 ``weights``       finding the weights: ``LLAMA3_DIR`` or the stand-in, Meta's or Hugging Face's layout

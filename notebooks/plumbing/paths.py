@@ -1,11 +1,13 @@
-"""Where things are: the repository, the stand-in's folder, the notebooks of the series; atomic writes."""
+"""Where things are: the repository, the stand-in's folder, the notebooks of the series, a kernel's sockets; atomic
+writes."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Callable
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 STANDIN_DIR = REPO_ROOT / "data" / "standin"
@@ -49,3 +51,13 @@ def atomic_write(path: Path, write: Callable[[Path], object], mode: int = 0o644)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def local_kernel_config(prefix: str = "llama3-kernel-") -> Iterator:
+    """A traitlets ``Config`` for nbclient: the kernel talks over IPC sockets in a private temporary folder, so nothing
+    listens on the network and ipykernel does not warn about unencrypted TCP."""
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as sockets:
+        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})

@@ -21,7 +21,8 @@ from nbclient.exceptions import CellExecutionError
 
 import plumbing
 from conftest import NOTEBOOKS
-from tools.run_notebooks import NOTEBOOK_DIR, local_kernel_config
+from plumbing.paths import local_kernel_config
+from tools.run_notebooks import NOTEBOOK_DIR
 
 pytestmark = pytest.mark.notebook
 
